@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause) */
+/* Do not edit directly, auto-generated from: */
+/*	Documentation/netlink/specs/gpuctl.yaml */
+/* YNL-GEN kernel header */
+
+#ifndef _LINUX_GPUCTL_GEN_H
+#define _LINUX_GPUCTL_GEN_H
+
+#include <net/netlink.h>
+#include <net/genetlink.h>
+
+#include <uapi/linux/gpuctl.h>
+
+extern const struct nla_policy gpuctl_dev_get_nl_policy[GPUCTL_A_DEV_ADDRESS + 1];
+
+extern const struct nla_policy gpuctl_group_get_nl_policy[GPUCTL_A_GROUP_ID + 1];
+
+/* Ops table for gpuctl */
+extern const struct genl_ops gpuctl_nl_ops[2];
+
+int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int gpuctl_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_group_get_dumpit(struct sk_buff *skb,
+			       struct netlink_callback *cb);
+
+enum {
+	GPUCTL_NLGRP_MONITOR,
+};
+
+#endif /* _LINUX_GPUCTL_GEN_H */

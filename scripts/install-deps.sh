@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what building and testing gpuctl needs on Debian 12 (bookworm):
+# the 6.1 kernel and headers, the 6.12 kernel and headers (bookworm's
+# security/backports archive), linux-source-6.12 for the YNL generator, CLI
+# and checkpatch, QEMU, and the libraries of the tool and the tests.
+#
+# Usage: scripts/install-deps.sh [build|test|all]   (default: all)
+# Prints the apt-get command instead of running it when not root.
+
+set -eu
+
+what=${1:-all}
+
+build_pkgs="build-essential pkg-config libmnl-dev libpci-dev pci.ids
+	libnl-3-dev libnl-genl-3-dev python3-yaml python3-jsonschema jq
+	linux-headers-amd64 linux-headers-6.12-amd64 xz-utils"
+test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
+	busybox-static kmod pciutils socat procps util-linux"
+lint_pkgs="linux-source-6.12 shellcheck sparse"
+
+case "$what" in
+build) pkgs="$build_pkgs" ;;
+test) pkgs="$build_pkgs $test_pkgs" ;;
+all) pkgs="$build_pkgs $test_pkgs $lint_pkgs" ;;
+*) echo "usage: $0 [build|test|all]" >&2; exit 1 ;;
+esac
+
+# Skip apt entirely when everything is present: a developer's re-run of
+# make check should not touch the network.
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "gpuctl: missing packages:$missing" >&2
+	echo "run as root: apt-get update && apt-get install -y --no-install-recommends$missing" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+
+# The 6.12 kernel for bookworm comes from bookworm-security or, on older
+# mirrors, bookworm-backports; add backports only when apt cannot see it.
+if ! apt-cache show linux-image-6.12-amd64 >/dev/null 2>&1; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" \
+		>/etc/apt/sources.list.d/gpuctl-backports.list
+	apt-get update -q
+fi
+
+# No initramfs is needed for the test kernels (the runner builds its own);
+# INITRD=No makes the kernel postinst hook skip update-initramfs, which
+# costs minutes per kernel.
+INITRD=No apt-get install -y -q --no-install-recommends $missing
