@@ -3,8 +3,8 @@
 #
 # Install what building and testing gpuctl needs on Debian 12 (bookworm):
 # the 6.1 kernel and headers, the 6.12 kernel and headers (bookworm's
-# security/backports archive), linux-source-6.12 for the YNL generator, CLI
-# and checkpatch, QEMU, and the libraries of the tool and the tests.
+# security/backports archive), linux-source-6.12 for the YNL generator and
+# CLI, the kselftest harness and checkpatch, QEMU, and the libraries of the tool and the tests.
 #
 # Usage: scripts/install-deps.sh [build|test|all]   (default: all)
 # Prints the apt-get command instead of running it when not root.
@@ -15,10 +15,10 @@ what=${1:-all}
 
 build_pkgs="build-essential pkg-config libmnl-dev libpci-dev pci.ids
 	libnl-3-dev libnl-genl-3-dev python3-yaml python3-jsonschema jq
-	linux-headers-amd64 linux-headers-6.12-amd64 xz-utils"
+	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12 xz-utils"
 test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux"
-lint_pkgs="linux-source-6.12 shellcheck sparse"
+lint_pkgs="shellcheck sparse man-db"
 
 case "$what" in
 build) pkgs="$build_pkgs" ;;

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpuctl: the human entry point. See README.
+#
+#   make                 module for KVER and the tool
+#   make module KVER=R   the module for installed kernel release R
+#   make tools           the tool
+#   make check           the whole QEMU suite on every test kernel
+#   make demo            a simulated GPU host in QEMU with a gpuctl tour
+#   make bench           speed ratios against a sysfs walk, from one VM run
+
+# Default kernel: the running one when its headers exist, else the newest
+# installed kernel that has headers.
+KVER ?= $(shell r=$$(uname -r); \
+	if [ -d /lib/modules/$$r/build ]; then echo $$r; else \
+	ls -d /lib/modules/*/build 2>/dev/null | cut -d/ -f4 | sort -V | tail -n1; fi)
+KDIR ?= /lib/modules/$(KVER)/build
+GPUCTL_VERSION ?= $(shell git -C $(CURDIR) describe --always --dirty --tags 2>/dev/null || echo 0.1)
+KSRC := $(CURDIR)/build/linux-source-6.12
+KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
+
+export GPUCTL_VERSION
+
+.PHONY: all module tools selftests modules-all clean regen regen-check \
+	ksrc deps check demo bench style install
+
+all: module tools
+
+module:
+	@test -d $(KDIR) || { echo "gpuctl: no kernel headers in $(KDIR) (scripts/install-deps.sh build)" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+tools:
+	$(MAKE) -C tools/gpuctl
+
+selftests: ksrc
+	$(MAKE) -C selftests KSRC=$(KSRC)
+
+# The module for each test kernel, kept apart in build/<release>/ because
+# kbuild writes its objects next to the sources.
+TEST_KERNELS ?= $(shell ls /boot/vmlinuz-* 2>/dev/null | sed 's,/boot/vmlinuz-,,' | \
+	while read r; do [ -d /lib/modules/$$r/build ] && echo $$r; done)
+modules-all:
+	@set -e; for r in $(TEST_KERNELS); do \
+		$(MAKE) -s -C /lib/modules/$$r/build M=$(CURDIR) clean; \
+		$(MAKE) -C /lib/modules/$$r/build M=$(CURDIR) modules; \
+		mkdir -p build/$$r; cp kmod/gpuctl.ko build/$$r/gpuctl.ko; \
+	done
+
+# Parts of linux-source-6.12 used at build time: the YNL generator and CLI,
+# the kselftest harness and checkpatch. Extracted, never committed.
+ksrc: $(KSRC)/.stamp
+$(KSRC)/.stamp:
+	@test -f $(KSRC_TAR) || { echo "gpuctl: $(KSRC_TAR) missing (scripts/install-deps.sh)" >&2; exit 1; }
+	mkdir -p build
+	tar -C build -xJf $(KSRC_TAR) --wildcards \
+		'linux-source-6.12/tools/net/ynl/*' \
+		'linux-source-6.12/Documentation/netlink/*.yaml' \
+		'linux-source-6.12/scripts/checkpatch.pl' \
+		'linux-source-6.12/scripts/spelling.txt' \
+		'linux-source-6.12/scripts/const_structs.checkpatch' \
+		'linux-source-6.12/tools/testing/selftests/kselftest.h' \
+		'linux-source-6.12/tools/testing/selftests/kselftest_harness.h' \
+		'linux-source-6.12/.clang-format'
+	touch $@
+
+regen: ksrc
+	scripts/ynl-regen.sh $(KSRC) $(CURDIR)
+
+regen-check: ksrc
+	@scripts/regen-check.sh $(KSRC)
+
+deps:
+	scripts/install-deps.sh all
+
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh
+
+bench:
+	scripts/bench.sh
+
+style: ksrc
+	scripts/style.sh $(KSRC)
+
+install: module tools
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+	$(MAKE) -C tools/gpuctl install
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-$(MAKE) -C tools/gpuctl clean
+	-$(MAKE) -C selftests clean
+	rm -rf build

@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# checkpatch --strict on every hand-written C file, shellcheck on every
+# shell script. Usage: scripts/style.sh KSRC
+set -u
+ksrc=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+rc=0
+# The generated files are left out: they are the generator's output, and any
+# rule they trip is noted in Documentation/gpuctl.rst rather than edited.
+for f in $(git ls-files '*.c' '*.h' | grep -v -e netlink-gen -e include/uapi/); do
+	out=$(perl "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \
+		--show-types -f "$f" 2>&1) || { echo "$out"; rc=1; }
+done
+if command -v shellcheck >/dev/null; then
+	files=$(git ls-files '*.sh' .ci/run selftests/qemu/ tools/gpuctl/gpuctl.bash-completion |
+		sort -u | while read -r f; do
+			[ -f "$f" ] && head -n1 "$f" | grep -q -e bash -e '^#!/bin/sh' && echo "$f"
+		done)
+	# shellcheck disable=SC2086
+	[ -z "$files" ] || shellcheck -x -s bash $files || rc=1
+fi
+exit $rc
