@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpuctl benchmark, run in the guest by `make bench`
+# (selftests/qemu/run.sh --kernel REL --topology full -- selftests/bench/run.sh).
+#
+# Times N calls of
+#   (a) gpuctl -j dev show
+#   (b) one dev-get dump by a minimal netlink client
+#   (c) the sysfs walk that gathers the same facts: lspci -D -nn -vmm -k
+#       plus iommu_group and numa_node of every device
+# and prints the mean per call and the ratios a/c and b/c, all from one
+# run, so that the host's speed cancels out. Also the module's memory.
+# A benchmark, not a test: it never fails on numbers, only when a step
+# cannot run at all.
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+N=${GPUCTL_BENCH_N:-200}
+
+now_ns() {
+	date +%s%N
+}
+
+# bench NAME CMD...: mean ms per call of CMD over N calls, on stdout
+bench() {
+	local name=$1 t0 t1 i
+
+	shift
+	"$@" >/dev/null || { echo "bench: $name failed: $*" >&2; return 1; }
+	t0=$(now_ns)
+	for ((i = 0; i < N; i++)); do
+		"$@" >/dev/null
+	done
+	t1=$(now_ns)
+	awk -v ns=$((t1 - t0)) -v n="$N" 'BEGIN { printf "%.3f\n", ns / n / 1e6 }'
+}
+
+# shellcheck disable=SC2317 # called through bench()
+sysfs_walk() {
+	local d
+
+	lspci -D -nn -vmm -k
+	for d in /sys/bus/pci/devices/*; do
+		readlink "$d/iommu_group"
+		cat "$d/numa_node"
+	done
+}
+
+slab_kb() {	# total slab memory in kB
+	awk '/^Slab:/ { print $2 }' /proc/meminfo
+}
+
+ratio() {	# A B
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'
+}
+
+echo "# gpuctl bench: kernel $(uname -r), $N calls each"
+slab0=$(slab_kb)
+gpuctl_load || { echo "bench: cannot load $GPUCTL_KO" >&2; exit 1; }
+slab1=$(slab_kb)
+ndev=$(gpuctl -j dev show | jq '.dev | length')
+npci=$(find /sys/bus/pci/devices/ -mindepth 1 -maxdepth 1 | wc -l)
+echo "# $ndev tracked devices of $npci PCI functions"
+
+# The netlink client: the C helper when the selftests are built; else the
+# tool's text output stands in, and the report says so (the YNL CLI spends
+# its time starting Python, which would hide the kernel's share).
+if [ -x "$GPUCTL_ROOT/selftests/bin/gpuctl-nl" ]; then
+	client="gpuctl-nl dev-dump"
+	dump_cmd=("$GPUCTL_ROOT/selftests/bin/gpuctl-nl" dev-dump)
+else
+	client="gpuctl dev show (gpuctl-nl not built)"
+	dump_cmd=(gpuctl dev show)
+fi
+a=$(bench "gpuctl -j dev show" gpuctl -j dev show) || exit 1
+b=$(bench "$client" "${dump_cmd[@]}") || exit 1
+c=$(bench "sysfs walk" sysfs_walk) || exit 1
+
+printf '%-44s %10s\n' "operation" "ms/call"
+printf '%-44s %10s\n' "(a) gpuctl -j dev show" "$a"
+printf '%-44s %10s\n' "(b) $client" "$b"
+printf '%-44s %10s\n' "(c) lspci -D -nn -vmm -k + iommu_group/numa" "$c"
+echo "ratio a/c: $(ratio "$a" "$c")"
+echo "ratio b/c: $(ratio "$b" "$c")"
+
+echo "memory:"
+echo "  module size (/proc/modules): $(awk '$1 == "gpuctl" { print $2 }' /proc/modules) bytes"
+if [ -r /sys/module/gpuctl/coresize ]; then
+	echo "  coresize: $(cat /sys/module/gpuctl/coresize) bytes"
+fi
+# Slab moves for many reasons; with nothing else running in the guest the
+# delta across insmod is a rough upper bound of the inventory's memory.
+echo "  slab delta across insmod: $((slab1 - slab0)) kB"
+gpuctl_unload
+exit 0

@@ -1,0 +1,195 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: full
+#
+# Golden notifications. The kernel's YNL CLI, subscribed to "monitor",
+# records fixed scenarios; the capture, normalised with jq, must equal
+# selftests/json/<case>.json. gpuctl -j monitor records the same scenario
+# and must agree with the CLI. The golden files are the expected events for
+# the "full" topology, checked by hand: regenerate with GPUCTL_GOLDEN_UPDATE=1
+# (written to $GPUCTL_OUT) only when the topology or the ABI changes.
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+KSRC=$GPUCTL_ROOT/build/linux-source-6.12
+YNL=$KSRC/tools/net/ynl
+SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
+JSON_DIR=$GPUCTL_ROOT/selftests/json
+SYS_PCI=/sys/bus/pci/devices
+# How long the CLI listens after it joined the group; every scenario ends
+# well within it even under TCG.
+LISTEN=15
+TMP=$(mktemp -d /tmp/test_golden.XXXXXX)
+PIDS=()
+RESTORE=()
+
+cleanup() {
+	local p r
+
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	# undo what a failed scenario left behind
+	for r in "${RESTORE[@]}"; do
+		eval "$r" >/dev/null 2>&1
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# The id of the gpuctl "monitor" multicast group, from the kernel's nlctrl.
+monitor_group_id() {
+	/usr/bin/python3 "$YNL/cli.py" \
+		--spec "$KSRC/Documentation/netlink/specs/nlctrl.yaml" \
+		--do getfamily --json '{"family-name": "gpuctl"}' --output-json |
+		jq -r '.["mcast-groups"][] | to_entries[].value |
+			select(.name == "monitor") | .id'
+}
+
+# Wait until process PID has a netlink socket that joined group GID.
+# /proc/net/netlink shows the first 32 groups of each socket as a bitmap;
+# for a higher group id only the socket itself can be seen, and the wait
+# falls back to a pause long enough for the process to subscribe.
+wait_subscribed() {	# PID GID
+	local pid=$1 gid=$2 ino groups
+
+	for _ in $(seq 200); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		for ino in $(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null |
+			     tr -dc '0-9\n'); do
+			groups=$(awk -v ino="$ino" '$2 == 16 && $10 == ino { print $4 }' \
+				/proc/net/netlink)
+			[ -n "$groups" ] || continue
+			if [ "$gid" -gt 32 ]; then
+				sleep 2
+				return 0
+			fi
+			(( (0x$groups >> (gid - 1)) & 1 )) && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# Normalised events: the notification name and every attribute that is
+# the same on every run of the topology. The IOMMU group number is the
+# only one that the IOMMU core picks; it is kept as "present".
+# shellcheck disable=SC2016 # jq code, not shell
+JQ_NORM='def hex($w): [recurse(if . >= 16 then ./16 | floor else empty end) | . % 16] |
+		map("0123456789abcdef"[.:. + 1]) | reverse | join("") |
+		if length < $w then ("0" * ($w - length)) + . else . end;
+	map({name, msg: (.msg |
+		if has("iommu-group") then .["iommu-group"] = "present" else . end |
+		.["vendor-id"] |= hex(4) | .["device-id"] |= hex(4) |
+		.["subsystem-vendor-id"] |= hex(4) |
+		.["subsystem-device-id"] |= hex(4) |
+		.class |= hex(6) | .revision |= hex(2))})'
+
+# gpuctl's monitor lines in the CLI's shape.
+# shellcheck disable=SC2016 # jq code, not shell
+JQ_TOOL='def hexnum: if type == "number" then . else
+	ltrimstr("0x") | ascii_downcase | explode |
+	reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end)) end;
+	map({name, msg: (.msg | with_entries(.key |= gsub("_"; "-")) |
+		with_entries(select(.value != null)) |
+		.["vendor-id"] |= hexnum | .["device-id"] |= hexnum |
+		.["subsystem-vendor-id"] |= hexnum |
+		.["subsystem-device-id"] |= hexnum |
+		.class |= hexnum | .revision |= hexnum)})'
+
+find_by_driver() {	# DRIVER: the first device bound to it
+	local d
+
+	for d in "$SYS_PCI"/*; do
+		[ -e "$d/driver" ] || continue
+		[ "$(basename "$(readlink "$d/driver")")" = "$1" ] && { echo "${d##*/}"; return; }
+	done
+}
+
+# Scenarios. Each prints nothing and leaves the system as it found it.
+scenario_rebind_bochs() {
+	local a
+
+	a=$(find_by_driver bochs-drm)
+	[ -n "$a" ] || return 1
+	RESTORE+=("echo $a > /sys/bus/pci/drivers/bochs-drm/bind")
+	write_to "$SYS_PCI/$a/driver/unbind" "$a"
+	write_to /sys/bus/pci/drivers/bochs-drm/bind "$a"
+}
+
+scenario_rescan_hda() {
+	local a parent
+
+	a=$(find_by_driver snd_hda_intel)
+	[ -n "$a" ] || return 1
+	parent=$(basename "$(dirname "$(readlink -f "$SYS_PCI/$a")")")
+	RESTORE+=("echo 1 > /sys/bus/pci/rescan")
+	write_to "$SYS_PCI/$a/remove" 1
+	write_to "$SYS_PCI/$parent/rescan" 1
+	# snd_hda_intel binds from the rescan itself; wait for it
+	for _ in $(seq 50); do
+		[ -e "$SYS_PCI/$a/driver" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# run_case NAME SCENARIO: capture with both clients, compare with the
+# golden file and with each other.
+capture() {	# NAME SCENARIO
+	local name=$1 scen=$2 gid ypid tpid
+
+	gid=$(monitor_group_id)
+	[ -n "$gid" ] || { echo "no monitor group"; return 1; }
+	/usr/bin/python3 "$YNL/cli.py" --spec "$SPEC" --no-schema \
+		--subscribe monitor --sleep "$LISTEN" --output-json \
+		>"$TMP/$name.ynl" 2>"$TMP/$name.ynl.err" &
+	ypid=$!
+	PIDS+=("$ypid")
+	gpuctl -j monitor >"$TMP/$name.tool" 2>"$TMP/$name.tool.err" &
+	tpid=$!
+	PIDS+=("$tpid")
+	wait_subscribed "$ypid" "$gid" || { echo "YNL CLI did not subscribe"; return 1; }
+	wait_subscribed "$tpid" "$gid" || { echo "gpuctl monitor did not subscribe"; return 1; }
+	"$scen" || { echo "scenario $scen failed"; return 1; }
+	# the CLI prints its queue when its sleep ends
+	wait "$ypid" || { cat "$TMP/$name.ynl.err"; return 1; }
+	kill -TERM "$tpid"
+	wait "$tpid" || { echo "gpuctl monitor: exit $?"; return 1; }
+	jq "$JQ_NORM" "$TMP/$name.ynl" >"$TMP/$name.norm" || return 1
+	jq -s "$JQ_TOOL" "$TMP/$name.tool" | jq "$JQ_NORM" >"$TMP/$name.tnorm"
+}
+
+check_golden() {	# NAME
+	local name=$1
+
+	if [ "${GPUCTL_GOLDEN_UPDATE:-0}" = 1 ]; then
+		cp "$TMP/$name.norm" "$GPUCTL_OUT/$name.json"
+		echo "wrote $GPUCTL_OUT/$name.json"
+	fi
+	diff -u "$JSON_DIR/$name.json" "$TMP/$name.norm"
+}
+
+check_agree() {	# NAME
+	diff -u "$TMP/$1.norm" "$TMP/$1.tnorm"
+}
+
+ktap_print_header
+ktap_set_plan 6
+gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+
+for c in rebind_bochs rescan_hda; do
+	name=${c//_/-}
+	if run_stage "$name: scenario captured by YNL CLI and gpuctl" \
+		capture "$name" "scenario_$c"; then
+		run_stage "$name: YNL capture equals json/$name.json" check_golden "$name"
+		run_stage "$name: gpuctl -j monitor agrees with YNL" check_agree "$name"
+	else
+		ktap_test_fail "$name: YNL capture equals json/$name.json"
+		ktap_test_fail "$name: gpuctl -j monitor agrees with YNL"
+	fi
+done
+
+gpuctl_unload
+ktap_finished

@@ -1,0 +1,220 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: full noiommu
+#
+# PCI hot-plug through QEMU's QMP monitor: a stand-in GPU plugged into the
+# empty root port "hp0" must be announced with dev-add-ntf, listed with the
+# facts sysfs gives, and announced with dev-del-ntf when it goes. Then a
+# GPU with an HDMI-audio companion plugged as one multifunction slot.
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+SYS_PCI=/sys/bus/pci/devices
+TMP=$(mktemp -d /tmp/test_hotplug.XXXXXX)
+MON_PID=
+PLUGGED=()
+
+cleanup() {
+	local id
+
+	[ -n "$MON_PID" ] && kill "$MON_PID" 2>/dev/null
+	for id in "${PLUGGED[@]}"; do
+		qmp_device_del "$id" >/dev/null 2>&1
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+qmp_device_add() {	# ID DRIVER ADDR [EXTRA_JSON_MEMBERS]
+	local id=$1 drv=$2 addr=$3 extra=${4:+, $4}
+
+	qmp "{\"execute\": \"device_add\", \"arguments\": {\"driver\": \"$drv\",
+	      \"id\": \"$id\", \"bus\": \"hp0\", \"addr\": \"$addr\"$extra}}"
+}
+
+qmp_device_del() {	# ID
+	qmp "{\"execute\": \"device_del\", \"arguments\": {\"id\": \"$1\"}}"
+}
+
+pci_list() {
+	ls "$SYS_PCI"
+}
+
+# Wait up to 30 s (pciehp removes a device 5 s after the button press)
+# for the PCI devices to differ from the list in FILE; print the new ones.
+wait_new_devs() {	# FILE COUNT
+	local _
+
+	for _ in $(seq 150); do
+		pci_list | comm -13 "$1" - >"$TMP/new"
+		[ "$(wc -l <"$TMP/new")" -ge "$2" ] && { cat "$TMP/new"; return 0; }
+		sleep 0.2
+	done
+	cat "$TMP/new"
+	return 1
+}
+
+wait_gone() {	# ADDR...
+	local _ a left
+
+	for _ in $(seq 150); do
+		left=0
+		for a in "$@"; do
+			[ -e "$SYS_PCI/$a" ] && left=1
+		done
+		[ $left -eq 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+wait_bound() {	# ADDR
+	local _
+
+	for _ in $(seq 100); do
+		[ -e "$SYS_PCI/$1/driver" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# Wait up to 10 s for an event NAME about ADDR in the monitor output,
+# optionally also satisfying the jq condition COND on .msg.
+wait_event() {	# NAME ADDR [COND]
+	local _
+
+	for _ in $(seq 50); do
+		jq -e -s --arg n "$1" --arg a "$2" "any(.[]; .name == \$n and
+			.msg.address == \$a and (.msg | ${3:-true}))" \
+			"$TMP/mon" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "no $1 for $2${3:+ with $3} in:"
+	cat "$TMP/mon"
+	return 1
+}
+
+start_monitor() {
+	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
+	MON_PID=$!
+	wait_subscribed "$MON_PID"
+}
+
+stop_monitor() {
+	local rc
+
+	kill -TERM "$MON_PID"
+	wait "$MON_PID"
+	rc=$?
+	MON_PID=
+	return $rc
+}
+
+# The tool's view of ADDR agrees with sysfs on what hot-plug sets up.
+dev_matches_sysfs() {	# ADDR
+	local a=$1 d=$SYS_PCI/$1 drv=null grp=null
+
+	[ -e "$d/driver" ] && drv="\"$(basename "$(readlink "$d/driver")")\""
+	[ -e "$d/iommu_group" ] && grp=$(basename "$(readlink "$d/iommu_group")")
+	gpuctl -j dev show "$a" >"$TMP/dev" || return 1
+	jq -e --argjson drv "$drv" --argjson grp "$grp" \
+		--arg ven "$(<"$d/vendor")" --arg cls "$(<"$d/class")" '.dev[0] |
+		.driver == $drv and .iommu_group == $grp and
+		(.vendor_id | tostring | ltrimstr("0x")) == ($ven | ltrimstr("0x")) and
+		(.class | tostring | ltrimstr("0x")) == ($cls | ltrimstr("0x"))' \
+		"$TMP/dev" >/dev/null || { cat "$TMP/dev"; return 1; }
+}
+
+GPU=
+
+check_add_gpu() {
+	pci_list >"$TMP/before"
+	start_monitor || return 1
+	qmp_device_add hpgpu bochs-display 0.0 || return 1
+	PLUGGED+=(hpgpu)
+	GPU=$(wait_new_devs "$TMP/before" 1) || return 1
+	echo "# plugged $GPU"
+	wait_event dev-add-ntf "$GPU" '.role == "gpu"'
+}
+
+check_added_bound() {
+	[ -n "$GPU" ] && wait_bound "$GPU" &&
+	[ "$(basename "$(readlink "$SYS_PCI/$GPU/driver")")" = bochs-drm ] &&
+	wait_event dev-change-ntf "$GPU" '.driver == "bochs-drm"' &&
+	dev_matches_sysfs "$GPU"
+}
+
+check_del_gpu() {
+	[ -n "$GPU" ] || return 1
+	qmp_device_del hpgpu || return 1
+	wait_gone "$GPU" || return 1
+	PLUGGED=()
+	wait_event dev-del-ntf "$GPU"
+}
+
+check_gone() {
+	local rc
+
+	gpuctl -j dev show | jq -e --arg a "$GPU" \
+		'.dev | all(.address != $a)' >/dev/null || return 1
+	gpuctl dev show "$GPU" >/dev/null 2>&1
+	rc=$?
+	stop_monitor || return 1
+	[ $rc -eq 2 ]
+}
+
+# QEMU plugs a multifunction slot when function 0 arrives, so the audio
+# function goes first.
+HDA=
+check_add_multifunction() {
+	local new
+
+	pci_list >"$TMP/before"
+	start_monitor || return 1
+	if ! qmp_device_add hphda ich9-intel-hda 0.1 >"$TMP/qmp" 2>&1; then
+		cat "$TMP/qmp"
+		return 4
+	fi
+	PLUGGED+=(hphda)
+	qmp_device_add hpgpu2 bochs-display 0.0 '"multifunction": "on"' || return 1
+	PLUGGED+=(hpgpu2)
+	new=$(wait_new_devs "$TMP/before" 2) || return 1
+	GPU=$(grep '\.0$' <<<"$new")
+	HDA=$(grep '\.1$' <<<"$new")
+	echo "# plugged $GPU $HDA"
+	wait_event dev-add-ntf "$GPU" '.role == "gpu"' &&
+	wait_event dev-add-ntf "$HDA" \
+		"$([ -e "$SYS_PCI/$HDA/iommu_group" ] && echo '.role == "companion"' || echo true)"
+}
+
+check_multifunction_sysfs() {
+	[ -n "$HDA" ] && wait_bound "$GPU" && wait_bound "$HDA" &&
+	dev_matches_sysfs "$GPU" && dev_matches_sysfs "$HDA"
+}
+
+check_del_multifunction() {
+	[ -n "$HDA" ] || return 1
+	# unplugging function 0 takes the whole slot
+	qmp_device_del hpgpu2 || return 1
+	wait_gone "$GPU" "$HDA" || return 1
+	PLUGGED=()
+	wait_event dev-del-ntf "$GPU" && wait_event dev-del-ntf "$HDA" &&
+	stop_monitor
+}
+
+ktap_print_header
+ktap_set_plan 7
+gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+[ -c "$GPUCTL_QMP" ] || ktap_exit_fail_msg "no QMP device"
+
+run_stage "device_add bochs-display: dev-add-ntf, role gpu" check_add_gpu
+run_stage "hot-added GPU bound to bochs-drm, tool agrees with sysfs" check_added_bound
+run_stage "device_del: dev-del-ntf and the device is gone" check_del_gpu
+run_stage "removed GPU not listed, dev show ADDR exits 2" check_gone
+run_stage "multifunction GPU + HDA hot-add: both announced" check_add_multifunction
+run_stage "multifunction: both bound, tool agrees with sysfs" check_multifunction_sysfs
+run_stage "multifunction device_del: both announced gone" check_del_multifunction
+
+gpuctl_unload
+ktap_finished

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: full noiommu
+#
+# Module lifecycle: load and unload many times with dynamic debug on, and
+# every object the module logs as "created" must be logged "destroyed" as
+# often (WireGuard's netns.sh check). Then unload while a monitor listens
+# and while dumps run: nothing may crash or hang, and the runner fails the
+# run on any WARN or oops in the kernel log.
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+LOOPS=${GPUCTL_LIFECYCLE_LOOPS:-20}
+TMP=$(mktemp -d /tmp/test_lifecycle.XXXXXX)
+PIDS=()
+
+cleanup() {
+	local p
+
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+kmsg_mark() {	# NAME: a line in the kernel log to read from
+	echo "gpuctl-test: mark $1" >/dev/kmsg
+}
+
+kmsg_since() {	# NAME: kernel log lines after the mark, without timestamps
+	dmesg | sed -e '1,/gpuctl-test: mark '"$1"'$/d' -e 's/^\[[ 0-9.]*\] //'
+}
+
+is_loaded() {
+	[ -d /sys/module/gpuctl ]
+}
+
+check_load_loop() {
+	local i
+
+	kmsg_mark loop
+	for i in $(seq "$LOOPS"); do
+		insmod "$GPUCTL_KO" dyndbg=+p || { echo "insmod $i failed"; return 1; }
+		gpuctl -j dev show >/dev/null || { echo "dev show $i failed"; return 1; }
+		rmmod gpuctl || { echo "rmmod $i failed"; return 1; }
+	done
+	! is_loaded
+}
+
+# Every "<object> created" line has a "<object> destroyed" line: the same
+# text with the verb swapped, as often.
+check_balance() {
+	kmsg_since loop | grep -E '^gpuctl.*\b(created|destroyed)\b' >"$TMP/life"
+	echo "# $(grep -c created "$TMP/life") created, $(grep -c destroyed "$TMP/life") destroyed"
+	[ -s "$TMP/life" ] || { echo "no lifecycle lines (dyndbg=+p)"; return 1; }
+	sed -n 's/\bcreated\b/@/p' "$TMP/life" | sort | uniq -c >"$TMP/c"
+	sed -n 's/\bdestroyed\b/@/p' "$TMP/life" | sort | uniq -c >"$TMP/d"
+	diff -u "$TMP/c" "$TMP/d"
+}
+
+check_created_per_load() {
+	# each load creates at least the devices it lists
+	local n
+
+	n=$(kmsg_since loop | grep -cE '^gpuctl.*\bcreated\b')
+	[ "$n" -ge "$LOOPS" ]
+}
+
+check_rmmod_under_monitor() {
+	local pid rc
+
+	insmod "$GPUCTL_KO" || return 1
+	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
+	pid=$!
+	PIDS+=("$pid")
+	sleep 2
+	rmmod gpuctl || { echo "rmmod refused while a monitor listens"; return 1; }
+	# The monitor either notices or keeps waiting; either way it obeys
+	# SIGTERM and exits 0.
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid"
+	fi
+	wait "$pid"
+	rc=$?
+	cat "$TMP/mon.err"
+	[ $rc -le 2 ] && ! is_loaded
+}
+
+check_reload_after_monitor() {
+	insmod "$GPUCTL_KO" && gpuctl -j dev show >/dev/null && rmmod gpuctl
+}
+
+# Dumps in a loop while the module goes away: each must end with success,
+# "not loaded" (1) or a netlink error (2), never a signal.
+check_rmmod_under_dump() {
+	local pid bad
+
+	insmod "$GPUCTL_KO" || return 1
+	(
+		for _ in $(seq 400); do
+			gpuctl -j dev show >/dev/null 2>&1
+			echo $?
+		done
+	) >"$TMP/codes" &
+	pid=$!
+	PIDS+=("$pid")
+	sleep 1
+	# a dump in flight holds a module reference: retry briefly
+	for _ in $(seq 50); do
+		rmmod gpuctl 2>/dev/null && break
+		sleep 0.1
+	done
+	is_loaded && { echo "rmmod failed during dumps"; return 1; }
+	sleep 1
+	insmod "$GPUCTL_KO" || return 1
+	wait "$pid"
+	sort "$TMP/codes" | uniq -c
+	bad=$(grep -cvxE '0|1|2' "$TMP/codes")
+	[ "$bad" -eq 0 ] && grep -qx 0 "$TMP/codes"
+}
+
+check_unload_last() {
+	rmmod gpuctl && ! is_loaded
+}
+
+ktap_print_header
+ktap_set_plan 7
+is_loaded && rmmod gpuctl
+
+run_stage "insmod/rmmod $LOOPS times with dyndbg=+p" check_load_loop
+run_stage "every created object destroyed" check_balance
+run_stage "objects created on every load" check_created_per_load
+run_stage "rmmod while gpuctl monitor listens" check_rmmod_under_monitor
+run_stage "module loads again after that" check_reload_after_monitor
+run_stage "rmmod during a dump loop" check_rmmod_under_dump
+run_stage "module unloads at the end" check_unload_last
+
+ktap_finished

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: noiommu
+#
+# Without an IOMMU no device has a group: gpuctl still lists every GPU,
+# with role gpu and no iommu_group, and has no group to show.
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+SYS_PCI=/sys/bus/pci/devices
+KSRC=$GPUCTL_ROOT/build/linux-source-6.12
+SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
+TMP=$(mktemp -d /tmp/test_noiommu.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+sysfs_gpus() {
+	local d base
+
+	for d in "$SYS_PCI"/*; do
+		base=$(( $(<"$d/class") >> 16 ))
+		[ "$base" -eq $((0x03)) ] || [ "$base" -eq $((0x12)) ] && echo "${d##*/}"
+	done | sort
+}
+
+check_no_groups_in_sysfs() {
+	# the premise: the topology really has no IOMMU
+	[ -z "$(ls /sys/kernel/iommu_groups 2>/dev/null)" ] &&
+	! ls "$SYS_PCI"/*/iommu_group >/dev/null 2>&1
+}
+
+check_gpus_listed() {
+	sysfs_gpus >"$TMP/want"
+	gpuctl -j dev show | jq -r '.dev[].address' | sort >"$TMP/got"
+	diff -u "$TMP/want" "$TMP/got" && [ -s "$TMP/want" ]
+}
+
+check_roles() {
+	gpuctl -j dev show | jq -e '.dev | length > 0 and all(.role == "gpu")' >/dev/null
+}
+
+check_iommu_group_null() {
+	gpuctl -j dev show | jq -e '.dev | all(has("iommu_group") and .iommu_group == null)' \
+		>/dev/null
+}
+
+check_drivers() {
+	local a drv rc=0
+
+	gpuctl -j dev show >"$TMP/devs" || return 1
+	for a in $(sysfs_gpus); do
+		drv=null
+		[ -e "$SYS_PCI/$a/driver" ] &&
+			drv="\"$(basename "$(readlink "$SYS_PCI/$a/driver")")\""
+		jq -e --arg a "$a" --argjson drv "$drv" \
+			'.dev[] | select(.address == $a) | .driver == $drv' \
+			"$TMP/devs" >/dev/null || { echo "$a: driver is not $drv"; rc=1; }
+	done
+	return $rc
+}
+
+check_group_show_empty() {
+	gpuctl -j group show | jq -e '.group == []' >/dev/null
+}
+
+check_ynl_group_dump_empty() {
+	/usr/bin/python3 "$KSRC/tools/net/ynl/cli.py" --spec "$SPEC" --no-schema \
+		--dump group-get --output-json | jq -e '. == []' >/dev/null
+}
+
+check_ynl_no_iommu_group_attr() {
+	/usr/bin/python3 "$KSRC/tools/net/ynl/cli.py" --spec "$SPEC" --no-schema \
+		--dump dev-get --output-json >"$TMP/ynl" &&
+	jq -e 'length > 0 and all(has("iommu-group") | not)' "$TMP/ynl" >/dev/null
+}
+
+check_reject_group_do() {
+	# no group exists, so asking for group 0 is an error
+	! /usr/bin/python3 "$KSRC/tools/net/ynl/cli.py" --spec "$SPEC" --no-schema \
+		--do group-get --json '{"id": 0}' --output-json
+}
+
+ktap_print_header
+ktap_set_plan 9
+gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+
+run_stage "no IOMMU groups in sysfs" check_no_groups_in_sysfs
+run_stage "every GPU listed" check_gpus_listed
+run_stage "every device has role gpu" check_roles
+run_stage "iommu_group is null for every device" check_iommu_group_null
+run_stage "drivers match sysfs" check_drivers
+run_stage "group show is empty" check_group_show_empty
+run_stage "YNL group-get dump is empty" check_ynl_group_dump_empty
+run_stage "YNL dev-get carries no iommu-group attribute" check_ynl_no_iommu_group_attr
+run_stage "reject group-get of group 0" check_reject_group_do
+
+gpuctl_unload
+ktap_finished

@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: full noiommu
+#
+# The kernel's YNL CLI, driven only by the spec, is a client that shares no
+# code with gpuctl: what it decodes from the module must be what the tool
+# prints. Also the spec against the real genetlink-legacy schema, and the
+# kernel's answers to bad requests.
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+KSRC=$GPUCTL_ROOT/build/linux-source-6.12
+YNL=$KSRC/tools/net/ynl
+SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
+TMP=$(mktemp -d /tmp/test_ynl.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+ynl() {
+	/usr/bin/python3 "$YNL/cli.py" --spec "$SPEC" --no-schema --output-json "$@"
+}
+
+# One shape for both clients: the spec's attribute names, numbers as
+# numbers, absent attributes left out, roles by name.
+# shellcheck disable=SC2016 # jq code, not shell
+JQ_HEX='def hexnum: if type == "number" then . else
+	ltrimstr("0x") | ascii_downcase | explode |
+	reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end)) end;'
+
+norm_tool_dev() {
+	jq -S "$JQ_HEX"'with_entries(.key |= gsub("_"; "-")) |
+		with_entries(select(.value != null)) |
+		.["vendor-id"] |= hexnum | .["device-id"] |= hexnum |
+		.["subsystem-vendor-id"] |= hexnum |
+		.["subsystem-device-id"] |= hexnum |
+		.class |= hexnum | .revision |= hexnum'
+}
+
+norm_ynl_dev() {
+	jq -S .
+}
+
+check_schema() {
+	PYTHONPATH=$YNL /usr/bin/python3 -c '
+import sys
+from lib import SpecFamily
+SpecFamily(sys.argv[1], sys.argv[2])
+' "$SPEC" "$KSRC/Documentation/netlink/genetlink-legacy.yaml"
+}
+
+check_schema_rejects() {
+	# The schema check is live: a spec with an unknown attribute type fails.
+	sed 's/type: u16/type: u17/' "$SPEC" >"$TMP/bad.yaml"
+	! PYTHONPATH=$YNL /usr/bin/python3 -c '
+import sys
+from lib import SpecFamily
+SpecFamily(sys.argv[1], sys.argv[2])
+' "$TMP/bad.yaml" "$KSRC/Documentation/netlink/genetlink-legacy.yaml" 2>"$TMP/err"
+}
+
+check_dev_dump() {
+	ynl --dump dev-get >"$TMP/ynl.json" || return 1
+	gpuctl -j dev show >"$TMP/tool.json" || return 1
+	jq -S 'sort_by(.address)' "$TMP/ynl.json" >"$TMP/a"
+	jq -c '.dev | sort_by(.address)[]' "$TMP/tool.json" |
+		while read -r d; do norm_tool_dev <<<"$d"; done | jq -s -S . >"$TMP/b"
+	diff -u "$TMP/a" "$TMP/b" && [ "$(jq length "$TMP/a")" -gt 0 ]
+}
+
+check_dev_do() {
+	local a rc=0
+
+	for a in $(jq -r '.[].address' "$TMP/ynl.json"); do
+		ynl --do dev-get --json "{\"address\": \"$a\"}" >"$TMP/do.json" || return 1
+		jq -S --arg a "$a" '.[] | select(.address == $a)' "$TMP/ynl.json" >"$TMP/a"
+		norm_ynl_dev <"$TMP/do.json" >"$TMP/b"
+		diff -u "$TMP/a" "$TMP/b" || rc=1
+	done
+	return $rc
+}
+
+check_group_dump() {
+	ynl --dump group-get >"$TMP/ygroups.json" || return 1
+	gpuctl -j group show >"$TMP/tgroups.json" || return 1
+	jq -S 'map({id, devices: ((.device // []) | sort),
+		   viable: (.viable == 1), reason: (.reason // null)}) | sort_by(.id)' \
+		"$TMP/ygroups.json" >"$TMP/a"
+	jq -S '.group | map({id, devices: ((.devices // []) | sort),
+		   viable, reason: (.reason // null)}) | sort_by(.id)' \
+		"$TMP/tgroups.json" >"$TMP/b"
+	diff -u "$TMP/a" "$TMP/b"
+}
+
+check_group_do() {
+	local g rc=0
+
+	for g in $(jq -r '.[].id' "$TMP/ygroups.json"); do
+		ynl --do group-get --json "{\"id\": $g}" >"$TMP/do.json" || return 1
+		diff -u <(jq -S --argjson g "$g" '.[] | select(.id == $g)' "$TMP/ygroups.json") \
+			<(jq -S . "$TMP/do.json") || rc=1
+	done
+	return $rc
+}
+
+check_groups_hold_gpus() {
+	# every dumped group has a GPU among the dumped devices, and every
+	# device that has a group is in that group's member list
+	jq -e -n --slurpfile d "$TMP/ynl.json" --slurpfile g "$TMP/ygroups.json" '
+		($d[0] | map({key: .address, value: .}) | from_entries) as $dev |
+		($g[0] | all(.device | any($dev[.].role == "gpu"))) and
+		($d[0] | all(if has("iommu-group") then
+			(.address as $a | .["iommu-group"] as $id |
+			 $g[0] | any(.id == $id and (.device | index($a) != null)))
+			else true end))' >/dev/null
+}
+
+ynl_fails() {	# OP JSON: the kernel refuses; print its error
+	if ynl --do "$1" --json "$2" >"$TMP/err" 2>&1; then
+		cat "$TMP/err"
+		return 1
+	fi
+	cat "$TMP/err"
+	grep -q -i 'error' "$TMP/err"
+}
+
+check_reject_unknown_addr() {
+	ynl_fails dev-get '{"address": "0000:ff:1f.7"}' &&
+	grep -q -e 'No such device' -e 'ENODEV' -e 'errno.*19' -e 'error: -19' \
+		-e 'no such device' "$TMP/err"
+}
+
+check_reject_long_addr() {
+	# longer than address-len: the generated policy refuses it
+	ynl_fails dev-get '{"address": "0000:00:01.0000"}'
+}
+
+check_reject_missing_addr() {
+	ynl_fails dev-get '{}'
+}
+
+check_reject_unknown_group() {
+	ynl_fails group-get '{"id": 4000000}'
+}
+
+ktap_print_header
+ktap_set_plan 11
+gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+
+run_stage "spec validates against genetlink-legacy schema" check_schema
+run_stage "schema check rejects a broken spec" check_schema_rejects
+run_stage "YNL dev-get dump equals gpuctl -j dev show" check_dev_dump
+run_stage "YNL dev-get do equals the dump entry, every device" check_dev_do
+run_stage "YNL group-get dump equals gpuctl -j group show" check_group_dump
+run_stage "YNL group-get do equals the dump entry, every group" check_group_do
+run_stage "groups hold GPUs and list their devices" check_groups_hold_gpus
+run_stage "reject dev-get of an unknown address" check_reject_unknown_addr
+run_stage "reject dev-get with an over-long address" check_reject_long_addr
+run_stage "reject dev-get without an address" check_reject_missing_addr
+run_stage "reject group-get of an unknown group" check_reject_unknown_group
+
+gpuctl_unload
+ktap_finished
