@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * gpuctl dev: the tracked PCI functions, one table row or JSON object each.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/genetlink.h>
+#include <linux/gpuctl.h>
+
+#include "gpuctl.h"
+#include "json_print.h"
+
+enum dev_col {
+	COL_ADDRESS,
+	COL_ROLE,
+	COL_DRIVER,
+	COL_IDS,
+	COL_GROUP,
+	COL_NUMA,
+	COL_ROOT,
+	COL_NAME,
+	COL_MAX,
+};
+
+static const char *const col_titles[COL_MAX] = {
+	"ADDRESS", "ROLE", "DRIVER", "IDS", "GROUP", "NUMA", "ROOT", "NAME",
+};
+
+/* In one-line form (monitor) some values need a word to say what they are */
+static const char *const col_labels[COL_MAX] = {
+	[COL_GROUP] = "group ", [COL_NUMA] = "numa ", [COL_ROOT] = "root ",
+};
+
+static void dev_help(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: gpuctl dev show [ DEV ]\n"
+		"       gpuctl dev help\n"
+		"where  DEV := { DDDD:BB:DD.F | BB:DD.F }\n");
+}
+
+static const enum mnl_attr_data_type dev_attr_types[GPUCTL_A_DEV_MAX + 1] = {
+	[GPUCTL_A_DEV_ADDRESS] = MNL_TYPE_NUL_STRING,
+	[GPUCTL_A_DEV_VENDOR_ID] = MNL_TYPE_U16,
+	[GPUCTL_A_DEV_DEVICE_ID] = MNL_TYPE_U16,
+	[GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID] = MNL_TYPE_U16,
+	[GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID] = MNL_TYPE_U16,
+	[GPUCTL_A_DEV_CLASS] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_REVISION] = MNL_TYPE_U8,
+	[GPUCTL_A_DEV_DRIVER] = MNL_TYPE_NUL_STRING,
+	[GPUCTL_A_DEV_IOMMU_GROUP] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_NUMA_NODE] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_PCI_ROOT] = MNL_TYPE_NUL_STRING,
+	[GPUCTL_A_DEV_SRIOV_TOTALVFS] = MNL_TYPE_U16,
+	[GPUCTL_A_DEV_SRIOV_NUMVFS] = MNL_TYPE_U16,
+	[GPUCTL_A_DEV_PHYSFN] = MNL_TYPE_NUL_STRING,
+	[GPUCTL_A_DEV_ROLE] = MNL_TYPE_U32,
+};
+
+static int dev_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	unsigned int type = mnl_attr_get_type(attr);
+
+	/* attributes from a newer module are skipped, not refused */
+	if (type > GPUCTL_A_DEV_MAX || !dev_attr_types[type])
+		return MNL_CB_OK;
+	if (mnl_attr_validate(attr, dev_attr_types[type]) < 0)
+		return MNL_CB_ERROR;
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+static void copy_str(char *dst, size_t size, const struct nlattr *attr)
+{
+	snprintf(dst, size, "%s", attr ? mnl_attr_get_str(attr) : "");
+}
+
+/**
+ * dev_info_parse() - read a dev-get reply or a dev notification
+ * @nlh: the message
+ * @d: filled with the device; absent attributes read as unknown
+ *
+ * Return: 0, or -1 with errno set when an attribute is malformed.
+ */
+int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
+{
+	const struct nlattr *tb[GPUCTL_A_DEV_MAX + 1] = {};
+
+	if (mnl_attr_parse(nlh, sizeof(struct genlmsghdr), dev_attr_cb, tb) <
+	    MNL_CB_STOP)
+		return -1;
+
+	memset(d, 0, sizeof(*d));
+	copy_str(d->address, sizeof(d->address), tb[GPUCTL_A_DEV_ADDRESS]);
+	if (tb[GPUCTL_A_DEV_VENDOR_ID])
+		d->vendor_id = mnl_attr_get_u16(tb[GPUCTL_A_DEV_VENDOR_ID]);
+	if (tb[GPUCTL_A_DEV_DEVICE_ID])
+		d->device_id = mnl_attr_get_u16(tb[GPUCTL_A_DEV_DEVICE_ID]);
+	if (tb[GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID])
+		d->subsystem_vendor_id =
+			mnl_attr_get_u16(tb[GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID]);
+	if (tb[GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID])
+		d->subsystem_device_id =
+			mnl_attr_get_u16(tb[GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID]);
+	if (tb[GPUCTL_A_DEV_CLASS])
+		d->class = mnl_attr_get_u32(tb[GPUCTL_A_DEV_CLASS]);
+	if (tb[GPUCTL_A_DEV_REVISION])
+		d->revision = mnl_attr_get_u8(tb[GPUCTL_A_DEV_REVISION]);
+	d->has_driver = tb[GPUCTL_A_DEV_DRIVER];
+	copy_str(d->driver, sizeof(d->driver), tb[GPUCTL_A_DEV_DRIVER]);
+	d->has_iommu_group = tb[GPUCTL_A_DEV_IOMMU_GROUP];
+	if (d->has_iommu_group)
+		d->iommu_group = mnl_attr_get_u32(tb[GPUCTL_A_DEV_IOMMU_GROUP]);
+	d->numa_node = -1;
+	if (tb[GPUCTL_A_DEV_NUMA_NODE])
+		d->numa_node = mnl_attr_get_u32(tb[GPUCTL_A_DEV_NUMA_NODE]);
+	copy_str(d->pci_root, sizeof(d->pci_root), tb[GPUCTL_A_DEV_PCI_ROOT]);
+	if (tb[GPUCTL_A_DEV_SRIOV_TOTALVFS])
+		d->sriov_totalvfs =
+			mnl_attr_get_u16(tb[GPUCTL_A_DEV_SRIOV_TOTALVFS]);
+	if (tb[GPUCTL_A_DEV_SRIOV_NUMVFS])
+		d->sriov_numvfs = mnl_attr_get_u16(tb[GPUCTL_A_DEV_SRIOV_NUMVFS]);
+	d->has_physfn = tb[GPUCTL_A_DEV_PHYSFN];
+	copy_str(d->physfn, sizeof(d->physfn), tb[GPUCTL_A_DEV_PHYSFN]);
+	if (tb[GPUCTL_A_DEV_ROLE])
+		d->role = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ROLE]);
+	return 0;
+}
+
+/* The text of a table cell, also used to measure the column */
+static void dev_cell(const struct dev_info *d, enum dev_col col, char *buf,
+		     size_t size)
+{
+	switch (col) {
+	case COL_ADDRESS:
+		snprintf(buf, size, "%s", d->address);
+		break;
+	case COL_ROLE:
+		snprintf(buf, size, "%s", role_name(d->role));
+		break;
+	case COL_DRIVER:
+		snprintf(buf, size, "%s", d->has_driver ? d->driver : "-");
+		break;
+	case COL_IDS:
+		snprintf(buf, size, "%04x:%04x", d->vendor_id, d->device_id);
+		break;
+	case COL_GROUP:
+		if (d->has_iommu_group)
+			snprintf(buf, size, "%u", d->iommu_group);
+		else
+			snprintf(buf, size, "-");
+		break;
+	case COL_NUMA:
+		if (d->numa_node >= 0)
+			snprintf(buf, size, "%d", d->numa_node);
+		else
+			snprintf(buf, size, "-");
+		break;
+	case COL_ROOT:
+		snprintf(buf, size, "%s", d->pci_root[0] ? d->pci_root : "-");
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+/*
+ * The text format of one value: "%-Ns  " padded to the column in a table,
+ * "label %s " on one line. @conv is the bare conversion, "%s" or "%u".
+ */
+static const char *col_fmt(char *buf, size_t size, const int *widths,
+			   enum dev_col col, const char *conv)
+{
+	if (col == COL_NAME)
+		snprintf(buf, size, "%s", conv);
+	else if (widths)
+		snprintf(buf, size, "%%-%d%s  ", widths[col], conv + 1);
+	else
+		snprintf(buf, size, "%s%s ",
+			 col_labels[col] ? col_labels[col] : "", conv);
+	return buf;
+}
+
+/**
+ * dev_info_print() - print one device, as a table row, a line or JSON
+ * @d: the device
+ * @widths: column widths for a table row, or NULL for one labelled line
+ *
+ * The caller ends the line with print_nl() and, in JSON, opens and closes
+ * the object around it.
+ */
+void dev_info_print(const struct dev_info *d, const int *widths)
+{
+	char vendor[NAME_BUFSZ], device[NAME_BUFSZ], name[2 * NAME_BUFSZ];
+	char fmt[32], buf[32];
+
+	print_string(PRINT_ANY, "address",
+		     col_fmt(fmt, sizeof(fmt), widths, COL_ADDRESS, "%s"),
+		     d->address);
+	print_string(PRINT_ANY, "role",
+		     col_fmt(fmt, sizeof(fmt), widths, COL_ROLE, "%s"),
+		     role_name(d->role));
+	print_string(PRINT_ANY, "driver",
+		     col_fmt(fmt, sizeof(fmt), widths, COL_DRIVER, "%s"),
+		     d->has_driver ? d->driver : NULL);
+
+	snprintf(buf, sizeof(buf), "%04x", d->vendor_id);
+	print_string(PRINT_JSON, "vendor_id", NULL, buf);
+	snprintf(buf, sizeof(buf), "%04x", d->device_id);
+	print_string(PRINT_JSON, "device_id", NULL, buf);
+	dev_cell(d, COL_IDS, buf, sizeof(buf));
+	print_string(PRINT_FP, NULL,
+		     col_fmt(fmt, sizeof(fmt), widths, COL_IDS, "%s"), buf);
+	snprintf(buf, sizeof(buf), "%04x", d->subsystem_vendor_id);
+	print_string(PRINT_JSON, "subsystem_vendor_id", NULL, buf);
+	snprintf(buf, sizeof(buf), "%04x", d->subsystem_device_id);
+	print_string(PRINT_JSON, "subsystem_device_id", NULL, buf);
+	snprintf(buf, sizeof(buf), "%06x", d->class);
+	print_string(PRINT_JSON, "class", NULL, buf);
+	print_uint(PRINT_JSON, "revision", NULL, d->revision);
+
+	if (d->has_iommu_group)
+		print_uint(PRINT_ANY, "iommu_group",
+			   col_fmt(fmt, sizeof(fmt), widths, COL_GROUP, "%u"),
+			   d->iommu_group);
+	else
+		print_null(PRINT_ANY, "iommu_group",
+			   col_fmt(fmt, sizeof(fmt), widths, COL_GROUP, "%s"),
+			   "-");
+	print_int(PRINT_JSON, "numa_node", NULL, d->numa_node);
+	dev_cell(d, COL_NUMA, buf, sizeof(buf));
+	print_string(PRINT_FP, NULL,
+		     col_fmt(fmt, sizeof(fmt), widths, COL_NUMA, "%s"), buf);
+	print_string(PRINT_ANY, "pci_root",
+		     col_fmt(fmt, sizeof(fmt), widths, COL_ROOT, "%s"),
+		     d->pci_root[0] ? d->pci_root : NULL);
+
+	pci_vendor_name(d->vendor_id, vendor, sizeof(vendor));
+	pci_device_name(d->vendor_id, d->device_id, device, sizeof(device));
+	print_string(PRINT_JSON, "vendor", NULL, vendor);
+	print_string(PRINT_JSON, "device", NULL, device);
+	snprintf(name, sizeof(name), "%s %s", vendor, device);
+	print_string(PRINT_FP, NULL,
+		     col_fmt(fmt, sizeof(fmt), widths, COL_NAME, "%s"), name);
+
+	print_uint(PRINT_JSON, "sriov_totalvfs", NULL, d->sriov_totalvfs);
+	print_uint(PRINT_JSON, "sriov_numvfs", NULL, d->sriov_numvfs);
+	print_string(PRINT_JSON, "physfn", NULL,
+		     d->has_physfn ? d->physfn : NULL);
+}
+
+struct dev_list {
+	struct dev_info *v;
+	size_t n;
+	size_t cap;
+};
+
+static int dev_collect_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dev_list *list = data;
+	struct dev_info *v;
+
+	if (list->n == list->cap) {
+		list->cap = list->cap ? 2 * list->cap : 32;
+		v = realloc(list->v, list->cap * sizeof(*v));
+		if (!v)
+			return MNL_CB_ERROR;
+		list->v = v;
+	}
+	if (dev_info_parse(nlh, &list->v[list->n]))
+		return MNL_CB_ERROR;
+	list->n++;
+	return MNL_CB_OK;
+}
+
+static void dev_list_reset(void *data)
+{
+	struct dev_list *list = data;
+
+	list->n = 0;
+}
+
+/*
+ * The table lists each GPU, then the other functions of its slot, then
+ * the rest of its IOMMU group; groups come in the order of their first
+ * GPU. Each row gets a key (unit, gpu, rank, address) that says so.
+ */
+struct dev_row {
+	const struct dev_info *d;
+	const char *unit;
+	const char *gpu;
+	int rank;
+};
+
+/* After every address, for rows that belong to no single GPU */
+#define ROW_GROUP_REST "~"
+
+static bool same_group(const struct dev_info *a, const struct dev_info *b)
+{
+	if (a->has_iommu_group != b->has_iommu_group)
+		return false;
+	return !a->has_iommu_group || a->iommu_group == b->iommu_group;
+}
+
+/* "dddd:bb:dd" is the part of a normalised address before the function */
+static bool same_slot(const struct dev_info *a, const struct dev_info *b)
+{
+	return !strncmp(a->address, b->address, 10);
+}
+
+/* The first GPU that satisfies @match with @d, by address */
+static const struct dev_info *
+first_gpu(const struct dev_list *list, const struct dev_info *d,
+	  bool (*match)(const struct dev_info *a, const struct dev_info *b))
+{
+	const struct dev_info *best = NULL;
+	size_t i;
+
+	for (i = 0; i < list->n; i++) {
+		const struct dev_info *g = &list->v[i];
+
+		if (g->role != GPUCTL_DEV_ROLE_GPU || !same_group(g, d) ||
+		    (match && !match(g, d)))
+			continue;
+		if (!best || strcmp(g->address, best->address) < 0)
+			best = g;
+	}
+	return best;
+}
+
+static int dev_row_cmp(const void *pa, const void *pb)
+{
+	const struct dev_row *a = pa, *b = pb;
+	int ret;
+
+	ret = strcmp(a->unit, b->unit);
+	if (!ret)
+		ret = strcmp(a->gpu, b->gpu);
+	if (!ret)
+		ret = a->rank - b->rank;
+	if (!ret)
+		ret = strcmp(a->d->address, b->d->address);
+	return ret;
+}
+
+static void dev_row_key(const struct dev_list *list, struct dev_row *row)
+{
+	const struct dev_info *d = row->d, *gpu = NULL, *unit;
+
+	/* without a group a device is its own unit, even a GPU */
+	unit = d->has_iommu_group ? first_gpu(list, d, NULL) : NULL;
+	if (d->role == GPUCTL_DEV_ROLE_GPU) {
+		gpu = d;
+		row->rank = 0;
+	} else if (d->role == GPUCTL_DEV_ROLE_COMPANION) {
+		gpu = first_gpu(list, d, same_slot);
+		row->rank = 1;
+	}
+	if (gpu && !d->has_iommu_group)
+		unit = gpu;
+	if (!gpu)
+		row->rank = 2;
+	row->unit = unit ? unit->address : d->address;
+	row->gpu = gpu ? gpu->address : ROW_GROUP_REST;
+}
+
+static void dev_list_print(const struct dev_list *list)
+{
+	int widths[COL_MAX] = {};
+	struct dev_row *rows;
+	char cell[NAME_BUFSZ];
+	char fmt[32];
+	size_t i;
+	int col;
+
+	rows = calloc(list->n ? list->n : 1, sizeof(*rows));
+	if (!rows) {
+		fprintf(stderr, "gpuctl: out of memory\n");
+		return;
+	}
+	for (i = 0; i < list->n; i++) {
+		rows[i].d = &list->v[i];
+		dev_row_key(list, &rows[i]);
+	}
+	qsort(rows, list->n, sizeof(*rows), dev_row_cmp);
+
+	for (col = 0; col < COL_MAX; col++)
+		widths[col] = strlen(col_titles[col]);
+	for (i = 0; i < list->n; i++) {
+		for (col = 0; col < COL_NAME; col++) {
+			int len;
+
+			dev_cell(rows[i].d, col, cell, sizeof(cell));
+			len = strlen(cell);
+			if (len > widths[col])
+				widths[col] = len;
+		}
+	}
+
+	new_json_obj();
+	if (list->n && !is_json_context()) {
+		for (col = 0; col < COL_MAX; col++)
+			print_string(PRINT_FP, NULL,
+				     col_fmt(fmt, sizeof(fmt), widths, col,
+					     "%s"),
+				     col_titles[col]);
+		print_nl();
+	}
+	open_json_array(PRINT_JSON, "devices");
+	for (i = 0; i < list->n; i++) {
+		open_json_object(NULL);
+		dev_info_print(rows[i].d, widths);
+		close_json_object();
+		print_nl();
+	}
+	close_json_array(PRINT_JSON, NULL);
+	delete_json_obj();
+	free(rows);
+}
+
+static int cmd_dev_show(struct gpuctl *g, struct args *a)
+{
+	struct dev_list list = {};
+	char addr[ADDR_BUFSZ] = "";
+	struct nlmsghdr *nlh;
+	struct nl_ctx *nl;
+	const char *arg;
+	int ret;
+
+	if (!args_end(a)) {
+		arg = args_next(a);
+		if (!strcmp(arg, "help")) {
+			dev_help(stdout);
+			return EXIT_OK;
+		}
+		if (parse_pci_address(arg, addr, sizeof(addr))) {
+			fprintf(stderr,
+				"gpuctl: invalid PCI address \"%s\", expected DDDD:BB:DD.F or BB:DD.F\n",
+				arg);
+			return EXIT_USAGE;
+		}
+	}
+	if (!args_end(a)) {
+		fprintf(stderr, "gpuctl: dev show: unexpected argument \"%s\"\n",
+			args_peek(a));
+		return EXIT_USAGE;
+	}
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, !addr[0]);
+	if (addr[0])
+		mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
+	ret = nl_request(nl, nlh, dev_collect_cb, dev_list_reset, &list);
+	if (ret) {
+		if (addr[0])
+			fprintf(stderr, "gpuctl: cannot show device %s\n",
+				addr);
+		free(list.v);
+		return EXIT_KERNEL;
+	}
+	dev_list_print(&list);
+	free(list.v);
+	return EXIT_OK;
+}
+
+/**
+ * cmd_dev() - gpuctl dev { show [ DEV ] | help }
+ * @g: the tool's state
+ * @a: the words after "dev"
+ *
+ * Return: the exit code.
+ */
+int cmd_dev(struct gpuctl *g, struct args *a)
+{
+	const char *cmd;
+
+	if (args_end(a))
+		return cmd_dev_show(g, a);
+	cmd = args_next(a);
+	if (!strcmp(cmd, "show"))
+		return cmd_dev_show(g, a);
+	if (!strcmp(cmd, "help")) {
+		dev_help(stdout);
+		return EXIT_OK;
+	}
+	fprintf(stderr,
+		"gpuctl: dev: unknown command \"%s\", try \"gpuctl dev help\"\n",
+		cmd);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * gpuctl: show the GPUs of this host and the members of their IOMMU
+ * groups, as the gpuctl kernel module tracks them.
+ *
+ * main(), global options, object dispatch and the top-level help.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpuctl.h"
+#include "json_print.h"
+
+#ifndef GPUCTL_VERSION
+#define GPUCTL_VERSION "0.1"
+#endif
+
+static void gpuctl_help(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
+		"       gpuctl [ OPTIONS ]\n"
+		"where  OBJECT := { dev | group | monitor }\n"
+		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
+		"Without an OBJECT, gpuctl runs \"dev show\".\n");
+}
+
+static const struct {
+	const char *name;
+	int (*cmd)(struct gpuctl *g, struct args *a);
+} objects[] = {
+	{ "dev", cmd_dev },
+	{ "group", cmd_group },
+	{ "monitor", cmd_monitor },
+};
+
+/* "-j", "-json" and "--json" all name the same option */
+static bool option_is(const char *arg, const char *shrt, const char *lng)
+{
+	if (arg[0] != '-')
+		return false;
+	arg += arg[1] == '-' ? 2 : 1;
+	return !strcmp(arg, shrt) || !strcmp(arg, lng);
+}
+
+/**
+ * gpuctl_nl() - the netlink socket, opened on first use
+ * @g: the tool's state
+ * @nl: set to the open socket
+ *
+ * Return: 0, or the exit code after the error has been printed.
+ */
+int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl)
+{
+	int ret;
+
+	if (!g->nl_ok) {
+		ret = nl_open(&g->nl);
+		if (ret == -ENOENT) {
+			fprintf(stderr,
+				"gpuctl: kernel module not loaded (modprobe gpuctl)\n");
+			return EXIT_USAGE;
+		}
+		if (ret)
+			return EXIT_KERNEL;
+		g->nl_ok = true;
+	}
+	*nl = &g->nl;
+	return EXIT_OK;
+}
+
+static int dispatch(struct gpuctl *g, struct args *a)
+{
+	const char *obj;
+	size_t i;
+
+	/* a bare "gpuctl" is "gpuctl dev show", as "wg" is "wg show" */
+	if (args_end(a))
+		return cmd_dev(g, a);
+
+	obj = args_next(a);
+	if (!strcmp(obj, "help")) {
+		gpuctl_help(stdout);
+		return EXIT_OK;
+	}
+	for (i = 0; i < ARRAY_SIZE(objects); i++)
+		if (!strcmp(obj, objects[i].name))
+			return objects[i].cmd(g, a);
+
+	fprintf(stderr, "gpuctl: unknown object \"%s\", try \"gpuctl help\"\n",
+		obj);
+	return EXIT_USAGE;
+}
+
+/**
+ * gpuctl_run() - run one gpuctl command line
+ * @argc: number of words in @argv, including the program name
+ * @argv: the command line
+ * @dry_run: stop after parsing, before any netlink traffic
+ *
+ * Return: the exit code.
+ */
+int gpuctl_run(int argc, char **argv, bool dry_run)
+{
+	struct gpuctl g = { .dry_run = dry_run };
+	struct args a = { .argc = argc - 1, .argv = argv + 1 };
+	const char *opt;
+	int ret;
+
+	while ((opt = args_peek(&a)) && opt[0] == '-') {
+		if (option_is(opt, "V", "Version")) {
+			printf("gpuctl version %s\n", GPUCTL_VERSION);
+			return EXIT_OK;
+		}
+		if (option_is(opt, "h", "help")) {
+			gpuctl_help(stdout);
+			return EXIT_OK;
+		}
+		if (option_is(opt, "j", "json")) {
+			g.json = true;
+		} else if (option_is(opt, "p", "pretty")) {
+			g.pretty = true;
+		} else {
+			fprintf(stderr,
+				"gpuctl: unknown option \"%s\", try \"gpuctl help\"\n",
+				opt);
+			return EXIT_USAGE;
+		}
+		args_next(&a);
+	}
+
+	json_print_init(stdout, g.json, g.pretty);
+	ret = dispatch(&g, &a);
+	if (g.nl_ok)
+		nl_close(&g.nl);
+	pci_names_cleanup();
+	return ret;
+}
+
+#ifndef GPUCTL_NO_MAIN
+int main(int argc, char **argv)
+{
+	return gpuctl_run(argc, argv, false);
+}
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ */
+#ifndef _GPUCTL_GPUCTL_H
+#define _GPUCTL_GPUCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nl.h"
+#include "utils.h"
+
+/* Exit codes, one per failure class; documented in gpuctl.8 */
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,		/* bad command line, or module not loaded */
+	EXIT_KERNEL = 2,	/* the kernel or netlink refused or failed */
+};
+
+struct gpuctl {
+	bool json;
+	bool pretty;
+	/* parse the command line only; test-cmdline runs without a kernel */
+	bool dry_run;
+	bool nl_ok;
+	struct nl_ctx nl;
+};
+
+int gpuctl_run(int argc, char **argv, bool dry_run);
+int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl);
+
+int cmd_dev(struct gpuctl *g, struct args *a);
+int cmd_group(struct gpuctl *g, struct args *a);
+int cmd_monitor(struct gpuctl *g, struct args *a);
+
+/* A device as the kernel describes it, shared by dev show and monitor */
+struct dev_info {
+	char address[ADDR_BUFSZ];
+	u16 vendor_id;
+	u16 device_id;
+	u16 subsystem_vendor_id;
+	u16 subsystem_device_id;
+	u32 class;
+	u8 revision;
+	bool has_driver;
+	char driver[64];
+	bool has_iommu_group;
+	u32 iommu_group;
+	s32 numa_node;
+	char pci_root[32];
+	u16 sriov_totalvfs;
+	u16 sriov_numvfs;
+	bool has_physfn;
+	char physfn[ADDR_BUFSZ];
+	u32 role;
+};
+
+int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
+void dev_info_print(const struct dev_info *d, const int *widths);
+
+#endif /* _GPUCTL_GPUCTL_H */

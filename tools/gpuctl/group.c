@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * gpuctl group: the IOMMU groups that hold a GPU, and whether VFIO could
+ * use each of them today.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/genetlink.h>
+#include <linux/gpuctl.h>
+
+#include "gpuctl.h"
+#include "json_print.h"
+
+struct group_info {
+	u32 id;
+	bool viable;
+	bool has_reason;
+	char reason[256];
+	size_t ndevs;
+	char (*devs)[ADDR_BUFSZ];
+};
+
+struct group_list {
+	struct group_info *v;
+	size_t n;
+	size_t cap;
+};
+
+static void group_help(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: gpuctl group show [ ID ]\n"
+		"       gpuctl group help\n"
+		"where  ID := IOMMU group number\n");
+}
+
+static int group_attr_add(struct group_info *gr, const struct nlattr *attr)
+{
+	char (*devs)[ADDR_BUFSZ];
+
+	switch (mnl_attr_get_type(attr)) {
+	case GPUCTL_A_GROUP_ID:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+			return -1;
+		gr->id = mnl_attr_get_u32(attr);
+		break;
+	case GPUCTL_A_GROUP_DEVICE:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			return -1;
+		devs = realloc(gr->devs, (gr->ndevs + 1) * sizeof(*devs));
+		if (!devs)
+			return -1;
+		gr->devs = devs;
+		snprintf(devs[gr->ndevs++], ADDR_BUFSZ, "%s",
+			 mnl_attr_get_str(attr));
+		break;
+	case GPUCTL_A_GROUP_VIABLE:
+		if (mnl_attr_validate(attr, MNL_TYPE_U8) < 0)
+			return -1;
+		gr->viable = mnl_attr_get_u8(attr);
+		break;
+	case GPUCTL_A_GROUP_REASON:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			return -1;
+		gr->has_reason = true;
+		snprintf(gr->reason, sizeof(gr->reason), "%s",
+			 mnl_attr_get_str(attr));
+		break;
+	}
+	/* attributes from a newer module are skipped, not refused */
+	return 0;
+}
+
+static int group_collect_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct group_list *list = data;
+	const struct nlattr *attr;
+	struct group_info *gr, *v;
+
+	if (list->n == list->cap) {
+		list->cap = list->cap ? 2 * list->cap : 16;
+		v = realloc(list->v, list->cap * sizeof(*v));
+		if (!v)
+			return MNL_CB_ERROR;
+		list->v = v;
+	}
+	gr = &list->v[list->n++];
+	memset(gr, 0, sizeof(*gr));
+	mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr))
+		if (group_attr_add(gr, attr))
+			return MNL_CB_ERROR;
+	return MNL_CB_OK;
+}
+
+static void group_list_reset(void *data)
+{
+	struct group_list *list = data;
+	size_t i;
+
+	for (i = 0; i < list->n; i++)
+		free(list->v[i].devs);
+	list->n = 0;
+}
+
+static int group_cmp(const void *pa, const void *pb)
+{
+	const struct group_info *a = pa, *b = pb;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void group_print(struct group_info *gr)
+{
+	size_t i;
+
+	qsort(gr->devs, gr->ndevs, sizeof(*gr->devs), addr_cmp);
+	open_json_object(NULL);
+	print_uint(PRINT_ANY, "id", "group %u\n", gr->id);
+	open_json_array(PRINT_JSON, "devices");
+	print_string(PRINT_FP, NULL, "%s", "  devices:");
+	for (i = 0; i < gr->ndevs; i++)
+		print_string(PRINT_ANY, NULL, " %s", gr->devs[i]);
+	close_json_array(PRINT_JSON, NULL);
+	print_nl();
+	print_bool(PRINT_ANY, "viable", "  viable: %s\n", gr->viable);
+	if (gr->has_reason)
+		print_string(PRINT_ANY, "reason", "  reason: %s\n", gr->reason);
+	else
+		print_null(PRINT_JSON, "reason", NULL, NULL);
+	close_json_object();
+}
+
+static void group_list_print(struct group_list *list)
+{
+	size_t i;
+
+	qsort(list->v, list->n, sizeof(*list->v), group_cmp);
+	new_json_obj();
+	open_json_array(PRINT_JSON, "groups");
+	for (i = 0; i < list->n; i++)
+		group_print(&list->v[i]);
+	close_json_array(PRINT_JSON, NULL);
+	delete_json_obj();
+}
+
+static int cmd_group_show(struct gpuctl *g, struct args *a)
+{
+	struct group_list list = {};
+	struct nlmsghdr *nlh;
+	struct nl_ctx *nl;
+	bool one = false;
+	const char *arg;
+	u32 id = 0;
+	int ret;
+
+	if (!args_end(a)) {
+		arg = args_next(a);
+		if (!strcmp(arg, "help")) {
+			group_help(stdout);
+			return EXIT_OK;
+		}
+		if (parse_u32(arg, &id)) {
+			fprintf(stderr,
+				"gpuctl: invalid IOMMU group \"%s\", expected a number\n",
+				arg);
+			return EXIT_USAGE;
+		}
+		one = true;
+	}
+	if (!args_end(a)) {
+		fprintf(stderr,
+			"gpuctl: group show: unexpected argument \"%s\"\n",
+			args_peek(a));
+		return EXIT_USAGE;
+	}
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	nlh = nl_msg_start(nl, GPUCTL_CMD_GROUP_GET, !one);
+	if (one)
+		mnl_attr_put_u32(nlh, GPUCTL_A_GROUP_ID, id);
+	ret = nl_request(nl, nlh, group_collect_cb, group_list_reset, &list);
+	if (ret) {
+		if (one)
+			fprintf(stderr, "gpuctl: cannot show IOMMU group %u\n",
+				id);
+		ret = EXIT_KERNEL;
+	} else {
+		group_list_print(&list);
+	}
+	group_list_reset(&list);
+	free(list.v);
+	return ret;
+}
+
+/**
+ * cmd_group() - gpuctl group { show [ ID ] | help }
+ * @g: the tool's state
+ * @a: the words after "group"
+ *
+ * Return: the exit code.
+ */
+int cmd_group(struct gpuctl *g, struct args *a)
+{
+	const char *cmd;
+
+	if (args_end(a))
+		return cmd_group_show(g, a);
+	cmd = args_next(a);
+	if (!strcmp(cmd, "show"))
+		return cmd_group_show(g, a);
+	if (!strcmp(cmd, "help")) {
+		group_help(stdout);
+		return EXIT_OK;
+	}
+	fprintf(stderr,
+		"gpuctl: group: unknown command \"%s\", try \"gpuctl group help\"\n",
+		cmd);
+	return EXIT_USAGE;
+}

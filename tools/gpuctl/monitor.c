@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * gpuctl monitor: print inventory changes as the module announces them,
+ * one line or one JSON document per event, until SIGINT or SIGTERM.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <linux/genetlink.h>
+
+#include "gpuctl.h"
+#include "json_print.h"
+
+static void monitor_help(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: gpuctl monitor\n"
+		"       gpuctl monitor help\n");
+}
+
+static int monitor_event_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
+	struct dev_info d;
+	const char *name;
+
+	(void)data;
+	/* an event this tool does not know yet is not an error */
+	name = ntf_name(genl->cmd);
+	if (!name)
+		return MNL_CB_OK;
+	if (dev_info_parse(nlh, &d))
+		return MNL_CB_ERROR;
+
+	new_json_obj();
+	print_string(PRINT_JSON, "name", NULL, name);
+	print_string(PRINT_FP, NULL, "[%s] ", ntf_label(genl->cmd));
+	open_json_object("msg");
+	dev_info_print(&d, NULL);
+	close_json_object();
+	print_nl();
+	delete_json_obj();
+	return MNL_CB_OK;
+}
+
+static int monitor_loop(struct nl_ctx *nl, int sfd)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = nl_fd(nl), .events = POLLIN },
+		{ .fd = sfd, .events = POLLIN },
+	};
+	int ret;
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("gpuctl: poll");
+			return EXIT_KERNEL;
+		}
+		/* SIGINT and SIGTERM are the normal way to stop */
+		if (pfd[1].revents)
+			return EXIT_OK;
+		if (!pfd[0].revents)
+			continue;
+		ret = nl_monitor_recv(nl, monitor_event_cb, NULL);
+		if (ret == -ENOBUFS) {
+			/* the socket overflowed; say so and keep listening */
+			fprintf(stderr, "gpuctl: monitor: events lost\n");
+			continue;
+		}
+		if (ret) {
+			nl_perror(nl, ret);
+			return EXIT_KERNEL;
+		}
+	}
+}
+
+static int cmd_monitor_run(struct gpuctl *g)
+{
+	struct nl_ctx *nl;
+	sigset_t mask, old;
+	int sfd, ret;
+
+	/* blocked first, so a signal during start-up is not lost either */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0) {
+		perror("gpuctl: sigprocmask");
+		return EXIT_KERNEL;
+	}
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		perror("gpuctl: signalfd");
+		ret = EXIT_KERNEL;
+		goto out_restore_mask;
+	}
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		goto out_close_sfd;
+	if (nl_monitor_join(nl)) {
+		ret = EXIT_KERNEL;
+		goto out_close_sfd;
+	}
+	ret = monitor_loop(nl, sfd);
+out_close_sfd:
+	close(sfd);
+out_restore_mask:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+/**
+ * cmd_monitor() - gpuctl monitor [ help ]
+ * @g: the tool's state
+ * @a: the words after "monitor"
+ *
+ * Return: the exit code.
+ */
+int cmd_monitor(struct gpuctl *g, struct args *a)
+{
+	if (args_is(a, "help")) {
+		monitor_help(stdout);
+		return EXIT_OK;
+	}
+	if (!args_end(a)) {
+		fprintf(stderr,
+			"gpuctl: monitor: unexpected argument \"%s\", try \"gpuctl monitor help\"\n",
+			args_peek(a));
+		return EXIT_USAGE;
+	}
+	if (g->dry_run)
+		return EXIT_OK;
+	return cmd_monitor_run(g);
+}

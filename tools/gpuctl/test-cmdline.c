@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * Command line parser and output tests that need no kernel: each case runs
+ * gpuctl_run() in dry-run mode and checks the exit code, after ethtool's
+ * test-cmdline. A few more build netlink messages by hand and check what
+ * the print path makes of them. Output is TAP.
+ */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+#include <linux/gpuctl.h>
+
+#include "gpuctl.h"
+#include "json_print.h"
+
+static const struct test_case {
+	int rc;
+	const char *args;
+} cases[] = {
+	/* global options and the top level */
+	{ 0, "" },
+	{ 0, "help" },
+	{ 0, "-h" },
+	{ 0, "-help" },
+	{ 0, "--help" },
+	{ 0, "-V" },
+	{ 0, "-Version" },
+	{ 0, "--Version" },
+	{ 0, "-j" },
+	{ 0, "-j -p" },
+	{ 0, "-json -pretty dev show" },
+	{ 0, "--json dev" },
+	{ 0, "-p dev show" },
+	{ 1, "-x" },
+	{ 1, "-jp" },
+	{ 1, "-js" },
+	{ 1, "-" },
+	{ 1, "--" },
+	{ 1, "foo" },
+	{ 1, "d" },
+	{ 1, "devs" },
+	{ 1, "DEV" },
+	{ 1, "reserve add 01:00.0" },
+	/* dev */
+	{ 0, "dev" },
+	{ 0, "dev show" },
+	{ 0, "dev help" },
+	{ 0, "dev show help" },
+	{ 1, "dev sh" },
+	{ 1, "dev list" },
+	{ 1, "dev -j show" },
+	{ 0, "dev show 0000:01:00.0" },
+	{ 0, "dev show 01:00.0" },
+	{ 0, "dev show 0000:00:1f.7" },
+	{ 0, "dev show ABCD:EF:1F.7" },
+	{ 0, "dev show ffff:ff:1f.7" },
+	{ 0, "dev show 1:0.0" },
+	{ 0, "-j dev show 0000:05:00.1" },
+	{ 1, "dev show 0000:01:00" },
+	{ 1, "dev show 0000:01:20.0" },
+	{ 1, "dev show 0000:01:00.8" },
+	{ 1, "dev show 00000:01:00.0" },
+	{ 1, "dev show 0000:001:00.0" },
+	{ 1, "dev show 0000:01:000.0" },
+	{ 1, "dev show 0000:01:00.00" },
+	{ 1, "dev show 01:00.0.0" },
+	{ 1, "dev show :01:00.0" },
+	{ 1, "dev show 0000::00.0" },
+	{ 1, "dev show 0000:01:.0" },
+	{ 1, "dev show 0000:01:00." },
+	{ 1, "dev show g000:01:00.0" },
+	{ 1, "dev show 0x01:00.0" },
+	{ 1, "dev show 1:2:3:4.0" },
+	{ 1, "dev show 01:00.+1" },
+	{ 1, "dev show 01-00.0" },
+	{ 1, "dev show 01:00.0 extra" },
+	{ 1, "dev show 01:00.0 help" },
+	{ 1, "dev show id 3" },
+	{ 1, "dev show 3" },
+	/* group */
+	{ 0, "group" },
+	{ 0, "group show" },
+	{ 0, "group help" },
+	{ 0, "group show help" },
+	{ 0, "group show 0" },
+	{ 0, "group show 12" },
+	{ 0, "group show 4294967295" },
+	{ 0, "-j group show 3" },
+	{ 1, "group list" },
+	{ 1, "group show 4294967296" },
+	{ 1, "group show -1" },
+	{ 1, "group show +1" },
+	{ 1, "group show 0x10" },
+	{ 1, "group show 1a" },
+	{ 1, "group show 1 2" },
+	{ 1, "group show 01:00.0" },
+	/* monitor */
+	{ 0, "monitor" },
+	{ 0, "monitor help" },
+	{ 0, "-j monitor" },
+	{ 0, "-p -j monitor" },
+	{ 1, "monitor dev" },
+	{ 1, "monitor foo" },
+};
+
+static int test_num;
+static int failed;
+
+static void report(bool ok, const char *fmt, const char *arg)
+{
+	printf("%sok %d - ", ok ? "" : "not ", ++test_num);
+	printf(fmt, arg);
+	printf("\n");
+	if (!ok)
+		failed++;
+}
+
+/* Run one command line with stdout and stderr sent to /dev/null */
+static int run_quiet(const char *args)
+{
+	char *argv[32], *copy, *tok, *save = NULL;
+	int argc = 0, out, err, null, rc;
+
+	copy = strdup(args);
+	argv[argc++] = "gpuctl";
+	for (tok = strtok_r(copy, " ", &save); tok && argc < 31;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+
+	fflush(stdout);
+	fflush(stderr);
+	out = dup(STDOUT_FILENO);
+	err = dup(STDERR_FILENO);
+	null = open("/dev/null", O_WRONLY);
+	dup2(null, STDOUT_FILENO);
+	dup2(null, STDERR_FILENO);
+	close(null);
+
+	rc = gpuctl_run(argc, argv, true);
+
+	fflush(stdout);
+	fflush(stderr);
+	dup2(out, STDOUT_FILENO);
+	dup2(err, STDERR_FILENO);
+	close(out);
+	close(err);
+	free(copy);
+	return rc;
+}
+
+static struct nlmsghdr *fake_dev_msg(char *buf)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *genl;
+
+	nlh->nlmsg_type = 0x20;
+	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
+	genl->cmd = GPUCTL_CMD_DEV_ADD_NTF;
+	genl->version = GPUCTL_FAMILY_VERSION;
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, "0000:01:00.0");
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_VENDOR_ID, 0x1234);
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_DEVICE_ID, 0x1111);
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID, 0x1af4);
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID, 0x1100);
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_CLASS, 0x030000);
+	mnl_attr_put_u8(nlh, GPUCTL_A_DEV_REVISION, 2);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_DRIVER, "bochs-drm");
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_IOMMU_GROUP, 7);
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_NUMA_NODE, (u32)-1);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_PCI_ROOT, "0000:00:01.0");
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SRIOV_TOTALVFS, 0);
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SRIOV_NUMVFS, 0);
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_ROLE, GPUCTL_DEV_ROLE_GPU);
+	/* an attribute from a future module must be skipped */
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_MAX + 1, 42);
+	return nlh;
+}
+
+/* What the fake message prints as; vendor and device come from pci.ids */
+static const char *const dev_json_want[][2] = {
+	{ "address", "\"0000:01:00.0\"" },
+	{ "role", "\"gpu\"" },
+	{ "driver", "\"bochs-drm\"" },
+	{ "vendor_id", "\"1234\"" },
+	{ "device_id", "\"1111\"" },
+	{ "subsystem_vendor_id", "\"1af4\"" },
+	{ "subsystem_device_id", "\"1100\"" },
+	{ "class", "\"030000\"" },
+	{ "revision", "2" },
+	{ "iommu_group", "7" },
+	{ "numa_node", "-1" },
+	{ "pci_root", "\"0000:00:01.0\"" },
+	{ "vendor", NULL },
+	{ "device", NULL },
+	{ "sriov_totalvfs", "0" },
+	{ "sriov_numvfs", "0" },
+	{ "physfn", "null" },
+};
+
+/* A string in, the JSON member "s" out */
+static const char *const escape_cases[][2] = {
+	{ "plain", "\"plain\"" },
+	{ "q\"b\\s", "\"q\\\"b\\\\s\"" },
+	{ "\n\t\r\b\f", "\"\\n\\t\\r\\b\\f\"" },
+	{ "\x01\x1f", "\"\\u0001\\u001f\"" },
+	{ "caf\xc3\xa9 \xe2\x82\xac", "\"caf\xc3\xa9 \xe2\x82\xac\"" },
+	{ "bad \xff end", "\"bad \\ufffd end\"" },
+	{ "overlong \xc0\xaf", "\"overlong \\ufffd\\ufffd\"" },
+	{ "cut \xe2\x82", "\"cut \\ufffd\\ufffd\"" },
+};
+
+/* Print @d in JSON or text one-line form into a string */
+static char *render(const struct dev_info *d, bool json)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	fp = open_memstream(&out, &len);
+	json_print_init(fp, json, false);
+	new_json_obj();
+	open_json_object("msg");
+	dev_info_print(d, NULL);
+	close_json_object();
+	delete_json_obj();
+	fclose(fp);
+	return out;
+}
+
+static void check_str(const char *what, const char *got, const char *want)
+{
+	bool ok = !strcmp(got, want);
+
+	report(ok, "%s", what);
+	if (!ok)
+		printf("# got:  %s\n# want: %s\n", got, want);
+}
+
+static void test_dev_output(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], want[1024];
+	char vendor[NAME_BUFSZ], device[NAME_BUFSZ];
+	struct nlmsghdr *nlh;
+	struct dev_info d;
+	size_t i, len;
+	char *out;
+
+	nlh = fake_dev_msg(buf);
+	report(!dev_info_parse(nlh, &d), "%s", "dev attributes parse");
+	pci_vendor_name(0x1234, vendor, sizeof(vendor));
+	pci_device_name(0x1234, 0x1111, device, sizeof(device));
+
+	out = render(&d, true);
+	len = snprintf(want, sizeof(want), "{\"msg\":{");
+	for (i = 0; i < ARRAY_SIZE(dev_json_want); i++) {
+		const char *val = dev_json_want[i][1];
+
+		if (!strcmp(dev_json_want[i][0], "vendor"))
+			val = vendor;
+		else if (!strcmp(dev_json_want[i][0], "device"))
+			val = device;
+		len += snprintf(want + len, sizeof(want) - len,
+				val == vendor || val == device ?
+				"%s\"%s\":\"%s\"" : "%s\"%s\":%s",
+				i ? "," : "", dev_json_want[i][0], val);
+	}
+	snprintf(want + len, sizeof(want) - len, "}}\n");
+	check_str("dev JSON", out, want);
+	free(out);
+
+	out = render(&d, false);
+	snprintf(want, sizeof(want),
+		 "0000:01:00.0 gpu bochs-drm 1234:1111 group 7 numa - root 0000:00:01.0 %s %s",
+		 vendor, device);
+	check_str("dev text line", out, want);
+	free(out);
+
+	/* no driver, no group, a VF: nulls in JSON, "-" in text */
+	d.has_driver = false;
+	d.has_iommu_group = false;
+	d.has_physfn = true;
+	snprintf(d.physfn, sizeof(d.physfn), "0000:01:00.0");
+	d.numa_node = 1;
+	out = render(&d, true);
+	report(strstr(out, "\"driver\":null,") &&
+	       strstr(out, "\"iommu_group\":null,") &&
+	       strstr(out, "\"numa_node\":1,") &&
+	       strstr(out, "\"physfn\":\"0000:01:00.0\"}"),
+	       "%s", "dev JSON nulls");
+	free(out);
+	out = render(&d, false);
+	report(!strncmp(out, "0000:01:00.0 gpu - 1234:1111 group - numa 1 ", 44),
+	       "%s", "dev text dashes");
+	free(out);
+
+	/* a u32 where a u16 belongs is a malformed message */
+	nlh = fake_dev_msg(buf);
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_VENDOR_ID, 0x1234);
+	report(dev_info_parse(nlh, &d) < 0, "%s", "dev malformed attribute");
+}
+
+static char *render_string(const char *value)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	fp = open_memstream(&out, &len);
+	json_print_init(fp, true, false);
+	new_json_obj();
+	print_string(PRINT_JSON, "s", NULL, value);
+	delete_json_obj();
+	fclose(fp);
+	return out;
+}
+
+static void test_json_escape(void)
+{
+	char want[128];
+	char *out = NULL;
+	size_t i, len = 0;
+	FILE *fp;
+
+	for (i = 0; i < ARRAY_SIZE(escape_cases); i++) {
+		out = render_string(escape_cases[i][0]);
+		snprintf(want, sizeof(want), "{\"s\":%s}\n", escape_cases[i][1]);
+		check_str("JSON string escaping", out, want);
+		free(out);
+	}
+
+	fp = open_memstream(&out, &len);
+	json_print_init(fp, true, false);
+	new_json_obj();
+	open_json_array(PRINT_JSON, "a");
+	print_uint(PRINT_ANY, NULL, "%u", 1);
+	print_string(PRINT_ANY, NULL, "%s", "x");
+	close_json_array(PRINT_JSON, NULL);
+	open_json_array(PRINT_JSON, "e");
+	close_json_array(PRINT_JSON, NULL);
+	print_bool(PRINT_ANY, "b", "%s", false);
+	print_null(PRINT_ANY, "n", "%s", "-");
+	delete_json_obj();
+	fclose(fp);
+	check_str("JSON arrays, bool and null", out,
+		  "{\"a\":[1,\"x\"],\"e\":[],\"b\":false,\"n\":null}\n");
+	free(out);
+
+	fp = open_memstream(&out, &len);
+	json_print_init(fp, true, true);
+	new_json_obj();
+	open_json_array(PRINT_JSON, "devices");
+	open_json_object(NULL);
+	print_uint(PRINT_JSON, "id", NULL, 3);
+	close_json_object();
+	close_json_array(PRINT_JSON, NULL);
+	delete_json_obj();
+	fclose(fp);
+	check_str("JSON pretty", out,
+		  "{\n  \"devices\": [\n    {\n      \"id\": 3\n    }\n  ]\n}\n");
+	free(out);
+}
+
+static void test_parsers(void)
+{
+	char addr[ADDR_BUFSZ];
+	u32 v;
+
+	report(!parse_pci_address("AB:1f.3", addr, sizeof(addr)) &&
+	       !strcmp(addr, "0000:ab:1f.3"), "%s", "address normalised");
+	report(!parse_pci_address("1:2:3.4", addr, sizeof(addr)) &&
+	       !strcmp(addr, "0001:02:03.4"), "%s", "address zero-padded");
+	report(!parse_u32("4294967295", &v) && v == 4294967295u, "%s",
+	       "u32 maximum");
+	report(!strcmp(role_name(GPUCTL_DEV_ROLE_BRIDGE), "bridge") &&
+	       !strcmp(role_name(99), "unknown"), "%s", "role names");
+	report(!strcmp(ntf_name(GPUCTL_CMD_DEV_CHANGE_NTF), "dev-change-ntf") &&
+	       !ntf_name(GPUCTL_CMD_DEV_GET), "%s", "notification names");
+}
+
+int main(void)
+{
+	size_t i, n = ARRAY_SIZE(cases);
+
+	printf("TAP version 13\n");
+	for (i = 0; i < n; i++) {
+		int rc = run_quiet(cases[i].args);
+
+		bool ok = rc == cases[i].rc;
+
+		printf("%sok %d - gpuctl %s -> %d", ok ? "" : "not ",
+		       ++test_num, cases[i].args, cases[i].rc);
+		if (!ok) {
+			printf(" (got %d)", rc);
+			failed++;
+		}
+		printf("\n");
+	}
+	test_dev_output();
+	test_json_escape();
+	test_parsers();
+	pci_names_cleanup();
+	printf("1..%d\n# %d of %d failed\n", test_num, failed, test_num);
+	return failed ? 1 : 0;
+}

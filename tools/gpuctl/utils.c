@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * Address parsing, enum names and PCI names: everything that turns a
+ * number or a word into another form, and nothing that talks to the kernel,
+ * so the command line parser can be tested without the module.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <pci/pci.h>
+#include <linux/gpuctl.h>
+
+#include "utils.h"
+
+struct name_map {
+	unsigned int num;
+	const char *str;
+	const char *label;
+};
+
+static const struct name_map role_names[] = {
+	{ .num = GPUCTL_DEV_ROLE_GPU, .str = "gpu" },
+	{ .num = GPUCTL_DEV_ROLE_COMPANION, .str = "companion" },
+	{ .num = GPUCTL_DEV_ROLE_FOREIGN, .str = "foreign" },
+	{ .num = GPUCTL_DEV_ROLE_BRIDGE, .str = "bridge" },
+};
+
+static const struct name_map ntf_names[] = {
+	{ .num = GPUCTL_CMD_DEV_ADD_NTF, .str = "dev-add-ntf", .label = "dev-add" },
+	{ .num = GPUCTL_CMD_DEV_DEL_NTF, .str = "dev-del-ntf", .label = "dev-del" },
+	{ .num = GPUCTL_CMD_DEV_CHANGE_NTF, .str = "dev-change-ntf",
+	  .label = "dev-change" },
+};
+
+static const struct name_map *name_find(const struct name_map *map,
+					size_t n, unsigned int num)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (map[i].num == num)
+			return &map[i];
+	return NULL;
+}
+
+/* A newer module may send a role this tool does not know yet */
+const char *role_name(u32 role)
+{
+	const struct name_map *m;
+
+	m = name_find(role_names, ARRAY_SIZE(role_names),
+		      role);
+	return m ? m->str : "unknown";
+}
+
+/* NULL for a command that is not a notification this tool understands */
+const char *ntf_name(u8 cmd)
+{
+	const struct name_map *m;
+
+	m = name_find(ntf_names, ARRAY_SIZE(ntf_names), cmd);
+	return m ? m->str : NULL;
+}
+
+const char *ntf_label(u8 cmd)
+{
+	const struct name_map *m;
+
+	m = name_find(ntf_names, ARRAY_SIZE(ntf_names), cmd);
+	return m ? m->label : NULL;
+}
+
+/*
+ * Read 1 to @max hex digits. Signs, spaces and "0x" are refused, which
+ * strtoul() alone would accept.
+ */
+static int parse_hex(const char **p, unsigned int max, unsigned long *val)
+{
+	const char *s = *p;
+	unsigned long v = 0;
+	unsigned int n;
+
+	for (n = 0; isxdigit((unsigned char)s[n]); n++) {
+		if (n == max)
+			return -EINVAL;
+		v = v * 16 + (isdigit((unsigned char)s[n]) ?
+			      s[n] - '0' : tolower((unsigned char)s[n]) - 'a' + 10);
+	}
+	if (!n)
+		return -EINVAL;
+	*p = s + n;
+	*val = v;
+	return 0;
+}
+
+static int expect(const char **p, char c)
+{
+	if (**p != c)
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+/**
+ * parse_pci_address() - parse and normalise a PCI address
+ * @arg: "DDDD:BB:DD.F" or "BB:DD.F" (domain 0000), either case
+ * @out: the kernel's form, "dddd:bb:dd.f" in lower case
+ * @size: size of @out, at least ADDR_BUFSZ
+ *
+ * Return: 0, or -EINVAL when @arg is not a PCI address.
+ */
+int parse_pci_address(const char *arg, char *out, size_t size)
+{
+	unsigned long domain = 0, bus, slot, fn;
+	const char *p = arg;
+	const char *c;
+	int colons = 0;
+
+	for (c = arg; *c; c++)
+		colons += *c == ':';
+	if (colons < 1 || colons > 2 || size < ADDR_BUFSZ)
+		return -EINVAL;
+
+	if (colons == 2 && (parse_hex(&p, 4, &domain) || expect(&p, ':')))
+		return -EINVAL;
+	if (parse_hex(&p, 2, &bus) || expect(&p, ':'))
+		return -EINVAL;
+	if (parse_hex(&p, 2, &slot) || slot > 0x1f || expect(&p, '.'))
+		return -EINVAL;
+	if (parse_hex(&p, 1, &fn) || fn > 7 || *p)
+		return -EINVAL;
+
+	snprintf(out, size, "%04lx:%02lx:%02lx.%lx", domain, bus, slot, fn);
+	return 0;
+}
+
+/**
+ * parse_u32() - parse a decimal number such as an IOMMU group id
+ * @arg: digits only
+ * @val: the number
+ *
+ * Return: 0, or -EINVAL for anything else, or -ERANGE above UINT32_MAX.
+ */
+int parse_u32(const char *arg, u32 *val)
+{
+	unsigned long long v;
+	const char *c;
+	char *end;
+
+	if (!*arg)
+		return -EINVAL;
+	for (c = arg; *c; c++)
+		if (!isdigit((unsigned char)*c))
+			return -EINVAL;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*val = v;
+	return 0;
+}
+
+static struct pci_access *pacc;
+
+/* libpci calls this only when it cannot go on, e.g. out of memory */
+/* libpci's own attribute macros, as its handler type carries them */
+static void PCI_NONRET PCI_PRINTF(1, 2) pci_error(char *msg, ...)
+{
+	va_list ap;
+
+	va_start(ap, msg);
+	fputs("gpuctl: libpci: ", stderr);
+	vfprintf(stderr, msg, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+/* A missing pci.ids is not worth a message: names fall back to numbers */
+static void PCI_PRINTF(1, 2) pci_quiet(char *msg, ...)
+{
+	(void)msg;
+}
+
+/*
+ * Only the name database is used, so pci_init() and its probing of an
+ * access method are skipped; the handlers it would set are set here.
+ */
+static struct pci_access *pci_names(void)
+{
+	if (!pacc) {
+		pacc = pci_alloc();
+		pacc->error = pci_error;
+		pacc->warning = pci_quiet;
+		pacc->debug = pci_quiet;
+	}
+	return pacc;
+}
+
+/**
+ * pci_vendor_name() - vendor name from pci.ids
+ * @vendor: PCI vendor id
+ * @buf: where the name is written
+ * @size: size of @buf
+ *
+ * Return: @buf, holding the name or "Vendor 1234" when pci.ids lacks it.
+ */
+const char *pci_vendor_name(u16 vendor, char *buf, size_t size)
+{
+	/* udev's hwdb may name ids differently; pci.ids is the one source */
+	if (!pci_lookup_name(pci_names(), buf, size,
+			     PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS |
+			     PCI_LOOKUP_NO_HWDB, vendor))
+		snprintf(buf, size, "Vendor %04x", vendor);
+	return buf;
+}
+
+/**
+ * pci_device_name() - device name from pci.ids
+ * @vendor: PCI vendor id
+ * @device: PCI device id
+ * @buf: where the name is written
+ * @size: size of @buf
+ *
+ * Return: @buf, holding the name or "Device 1111" when pci.ids lacks it.
+ */
+const char *pci_device_name(u16 vendor, u16 device, char *buf,
+			    size_t size)
+{
+	if (!pci_lookup_name(pci_names(), buf, size,
+			     PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS |
+			     PCI_LOOKUP_NO_HWDB, vendor, device))
+		snprintf(buf, size, "Device %04x", device);
+	return buf;
+}
+
+void pci_names_cleanup(void)
+{
+	if (pacc)
+		pci_cleanup(pacc);
+	pacc = NULL;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ */
+#ifndef _GPUCTL_UTILS_H
+#define _GPUCTL_UTILS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <linux/types.h>
+
+/* The kernel's names, as in the rest of the project */
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __s32 s32;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "DDDD:BB:DD.F" plus the NUL, with room for a longer kernel string */
+#define ADDR_BUFSZ 16
+/* Longest vendor or device name we keep; pci.ids names are shorter */
+#define NAME_BUFSZ 128
+
+/* A cursor over the words left on the command line */
+struct args {
+	int argc;
+	char **argv;
+};
+
+static inline bool args_end(const struct args *a)
+{
+	return a->argc <= 0;
+}
+
+static inline const char *args_peek(const struct args *a)
+{
+	return a->argc > 0 ? a->argv[0] : NULL;
+}
+
+static inline const char *args_next(struct args *a)
+{
+	if (a->argc <= 0)
+		return NULL;
+	a->argc--;
+	return *a->argv++;
+}
+
+static inline bool args_is(const struct args *a, const char *word)
+{
+	const char *cur = args_peek(a);
+
+	return cur && !strcmp(cur, word);
+}
+
+int parse_pci_address(const char *arg, char *out, size_t size);
+int parse_u32(const char *arg, u32 *val);
+
+const char *role_name(u32 role);
+const char *ntf_name(u8 cmd);
+const char *ntf_label(u8 cmd);
+
+const char *pci_vendor_name(u16 vendor, char *buf, size_t size);
+const char *pci_device_name(u16 vendor, u16 device, char *buf,
+			    size_t size);
+void pci_names_cleanup(void);
+
+#endif /* _GPUCTL_UTILS_H */
