@@ -205,20 +205,23 @@ static struct pci_access *pci_names(void)
 	return pacc;
 }
 
+/*
+ * Names are looked up exactly as lspci does (pci.ids, then udev's hwdb),
+ * and an unknown id reads as lspci prints it, "Vendor 1234" or
+ * "Device 1111", so the two tools always agree.
+ */
+
 /**
  * pci_vendor_name() - vendor name from pci.ids
  * @vendor: PCI vendor id
  * @buf: where the name is written
  * @size: size of @buf
  *
- * Return: @buf, holding the name or "Vendor 1234" when pci.ids lacks it.
+ * Return: @buf.
  */
 const char *pci_vendor_name(u16 vendor, char *buf, size_t size)
 {
-	/* udev's hwdb may name ids differently; pci.ids is the one source */
-	if (!pci_lookup_name(pci_names(), buf, size,
-			     PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS |
-			     PCI_LOOKUP_NO_HWDB, vendor))
+	if (!pci_lookup_name(pci_names(), buf, size, PCI_LOOKUP_VENDOR, vendor))
 		snprintf(buf, size, "Vendor %04x", vendor);
 	return buf;
 }
@@ -230,14 +233,12 @@ const char *pci_vendor_name(u16 vendor, char *buf, size_t size)
  * @buf: where the name is written
  * @size: size of @buf
  *
- * Return: @buf, holding the name or "Device 1111" when pci.ids lacks it.
+ * Return: @buf.
  */
-const char *pci_device_name(u16 vendor, u16 device, char *buf,
-			    size_t size)
+const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size)
 {
-	if (!pci_lookup_name(pci_names(), buf, size,
-			     PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS |
-			     PCI_LOOKUP_NO_HWDB, vendor, device))
+	if (!pci_lookup_name(pci_names(), buf, size, PCI_LOOKUP_DEVICE, vendor,
+			     device))
 		snprintf(buf, size, "Device %04x", device);
 	return buf;
 }

@@ -63,8 +63,7 @@ const char *ntf_name(u8 cmd);
 const char *ntf_label(u8 cmd);
 
 const char *pci_vendor_name(u16 vendor, char *buf, size_t size);
-const char *pci_device_name(u16 vendor, u16 device, char *buf,
-			    size_t size);
+const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size);
 void pci_names_cleanup(void);
 
 #endif /* _GPUCTL_UTILS_H */
