@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * The device table: every GPU and every other member of a GPU's IOMMU
+ * group, kept current by a PCI bus notifier.
+ *
+ * Locking: gpuctl_lock protects the device and group tables, every field
+ * of struct gpuctl_dev and struct gpuctl_group, and the generation counter.
+ * The driver core calls the notifier with the device lock held for the
+ * (UN)BOUND events, so gpuctl_lock nests inside device_lock and gpuctl
+ * never takes a device lock. IOMMU group mutexes nest inside gpuctl_lock
+ * (gpuctl_group_collect()).
+ *
+ * Lifetimes: a tracked device holds a pci_dev reference and its group an
+ * iommu_group reference, both dropped when the device or group leaves the
+ * table.
+ */
+
+#include <linux/device.h>
+#include <linux/notifier.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <uapi/linux/gpuctl.h>
+
+#include "compat.h"
+#include "inventory.h"
+#include "iommu.h"
+#include "netlink.h"
+
+DEFINE_MUTEX(gpuctl_lock);
+
+/* Device key -> struct gpuctl_dev, under gpuctl_lock. */
+static DEFINE_XARRAY(gpuctl_devs);
+
+/* Bumped on every change that a dump could see; never 0 (netlink's "unset"). */
+static unsigned int gpuctl_generation = 1;
+
+/**
+ * gpuctl_inventory_key() - the table index of a PCI address
+ * @domain: PCI domain
+ * @bus: bus number
+ * @devfn: device and function
+ *
+ * Return: a key that sorts like the address.
+ */
+unsigned long gpuctl_inventory_key(int domain, unsigned int bus,
+				   unsigned int devfn)
+{
+	return (unsigned long)domain << 16 | bus << 8 | devfn;
+}
+
+static unsigned long gpuctl_pdev_key(const struct pci_dev *pdev)
+{
+	return gpuctl_inventory_key(pci_domain_nr(pdev->bus),
+				    pdev->bus->number, pdev->devfn);
+}
+
+/**
+ * gpuctl_inventory_generation() - the current inventory generation
+ *
+ * Context: gpuctl_lock held.
+ * Return: a number that changes whenever the inventory does.
+ */
+unsigned int gpuctl_inventory_generation(void)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	return gpuctl_generation;
+}
+
+static void gpuctl_inventory_changed(void)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	if (!++gpuctl_generation)
+		gpuctl_generation = 1;
+}
+
+/**
+ * gpuctl_inventory_find() - look up a tracked device
+ * @key: from gpuctl_inventory_key()
+ *
+ * Context: gpuctl_lock held.
+ * Return: the device, or NULL when it is not tracked.
+ */
+struct gpuctl_dev *gpuctl_inventory_find(unsigned long key)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	return xa_load(&gpuctl_devs, key);
+}
+
+/**
+ * gpuctl_inventory_next() - iterate over tracked devices in address order
+ * @key: in: the first key to consider; out: the key of the returned device
+ *
+ * Context: gpuctl_lock held.
+ * Return: the first device with a key of at least *@key, or NULL.
+ */
+struct gpuctl_dev *gpuctl_inventory_next(unsigned long *key)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	return xa_find(&gpuctl_devs, key, ULONG_MAX, XA_PRESENT);
+}
+
+/**
+ * gpuctl_inventory_is_gpu() - whether a PCI function is a GPU
+ * @pdev: the function
+ *
+ * Return: true for display controllers and processing accelerators.
+ */
+bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev)
+{
+	unsigned int base = pdev->class >> 16;
+
+	return base == PCI_BASE_CLASS_DISPLAY ||
+	       base == PCI_BASE_CLASS_ACCELERATOR;
+}
+
+/*
+ * @drv is the bound driver, NULL when none. The caller guarantees it stays
+ * bound while we copy its name: the device lock is held (bus events), or
+ * gpuctl_lock is and the driver's UNBOUND event, which needs gpuctl_lock,
+ * has not run yet (load-time scan).
+ */
+static bool gpuctl_dev_set_driver(struct gpuctl_dev *dev,
+				  struct device_driver *drv)
+{
+	const char *name = drv ? drv->name : "";
+	bool managed = drv && to_pci_driver(drv)->driver_managed_dma;
+
+	if (!strcmp(dev->driver, name) && dev->dma_managed == managed)
+		return false;
+
+	strscpy(dev->driver, name, sizeof(dev->driver));
+	dev->dma_managed = managed;
+	return true;
+}
+
+static struct gpuctl_dev *gpuctl_dev_create(struct pci_dev *pdev,
+					    struct gpuctl_group *group)
+{
+	struct gpuctl_dev *dev;
+	int ret;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+
+	dev->key = gpuctl_pdev_key(pdev);
+	ret = xa_insert(&gpuctl_devs, dev->key, dev, GFP_KERNEL);
+	if (ret) {
+		kfree(dev);
+		pr_warn("%s not tracked: %d\n", pci_name(pdev), ret);
+		return ERR_PTR(ret);
+	}
+
+	dev->pdev = pci_dev_get(pdev);
+	gpuctl_dev_set_driver(dev, READ_ONCE(pdev->dev.driver));
+	if (group)
+		gpuctl_group_add_member(group, dev);
+	pr_debug("dev %s created\n", pci_name(pdev));
+	return dev;
+}
+
+static void gpuctl_dev_destroy(struct gpuctl_dev *dev)
+{
+	pr_debug("dev %s destroyed\n", pci_name(dev->pdev));
+	if (dev->group)
+		list_del(&dev->group_node);
+	xa_erase(&gpuctl_devs, dev->key);
+	pci_dev_put(dev->pdev);
+	kfree(dev);
+}
+
+/*
+ * After the members of @group changed: give every member its role and
+ * announce what is new (role still 0) or has a new role.
+ */
+static void gpuctl_group_refresh(struct gpuctl_group *group)
+{
+	struct gpuctl_dev *m;
+	u32 role;
+	u8 cmd;
+
+	list_for_each_entry(m, &group->members, group_node) {
+		role = gpuctl_group_role(group, m);
+		if (role == m->role)
+			continue;
+
+		cmd = m->role ? GPUCTL_CMD_DEV_CHANGE_NTF : GPUCTL_CMD_DEV_ADD_NTF;
+		m->role = role;
+		gpuctl_netlink_notify_dev(m, cmd);
+	}
+}
+
+static void gpuctl_track_group(struct pci_dev *gpu, struct iommu_group *grp)
+{
+	struct gpuctl_group *group;
+	struct pci_dev **pdevs;
+	int i, n;
+
+	group = gpuctl_group_find(iommu_group_id(grp));
+	if (!group) {
+		group = gpuctl_group_create(grp);
+		if (IS_ERR(group))
+			return;
+	}
+
+	/* The GPU first, so that it is tracked even if the walk fails. */
+	gpuctl_dev_create(gpu, group);
+
+	n = gpuctl_group_collect(grp, &pdevs);
+	for (i = 0; i < n; i++) {
+		if (!gpuctl_inventory_find(gpuctl_pdev_key(pdevs[i])))
+			gpuctl_dev_create(pdevs[i], group);
+		pci_dev_put(pdevs[i]);
+	}
+	if (n >= 0)
+		kfree(pdevs);
+
+	if (list_empty(&group->members)) {
+		gpuctl_group_destroy(group);
+		return;
+	}
+	gpuctl_group_refresh(group);
+	gpuctl_inventory_changed();
+}
+
+static void gpuctl_inventory_del(struct pci_dev *pdev);
+
+static void gpuctl_inventory_add(struct pci_dev *pdev)
+{
+	struct gpuctl_group *group;
+	struct iommu_group *grp;
+	struct gpuctl_dev *dev;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	/* The load-time scan and the notifier can both report a device. */
+	dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
+	if (dev) {
+		if (dev->pdev == pdev)
+			return;
+		/* A removal we missed left a stale entry at this address. */
+		gpuctl_inventory_del(dev->pdev);
+	}
+
+	grp = iommu_group_get(&pdev->dev);
+
+	if (gpuctl_inventory_is_gpu(pdev)) {
+		if (grp) {
+			gpuctl_track_group(pdev, grp);
+		} else {
+			dev = gpuctl_dev_create(pdev, NULL);
+			if (!IS_ERR(dev)) {
+				dev->role = GPUCTL_DEV_ROLE_GPU;
+				gpuctl_netlink_notify_dev(dev,
+							  GPUCTL_CMD_DEV_ADD_NTF);
+				gpuctl_inventory_changed();
+			}
+		}
+	} else if (grp) {
+		/* A new member of a GPU's group, e.g. a hot-added function. */
+		group = gpuctl_group_find(iommu_group_id(grp));
+		if (group && !IS_ERR(gpuctl_dev_create(pdev, group))) {
+			gpuctl_group_refresh(group);
+			gpuctl_inventory_changed();
+		}
+	}
+
+	iommu_group_put(grp);
+}
+
+static void gpuctl_inventory_del(struct pci_dev *pdev)
+{
+	struct gpuctl_group *group;
+	struct gpuctl_dev *dev, *m, *tmp;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
+	if (!dev || dev->pdev != pdev)
+		return;
+
+	group = dev->group;
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_DEL_NTF);
+	gpuctl_dev_destroy(dev);
+
+	if (group) {
+		if (gpuctl_group_has_gpu(group)) {
+			gpuctl_group_refresh(group);
+		} else {
+			/* The group's last GPU left: its other members go too. */
+			list_for_each_entry_safe(m, tmp, &group->members,
+						 group_node) {
+				gpuctl_netlink_notify_dev(m,
+							  GPUCTL_CMD_DEV_DEL_NTF);
+				gpuctl_dev_destroy(m);
+			}
+			gpuctl_group_destroy(group);
+		}
+	}
+	gpuctl_inventory_changed();
+}
+
+static void gpuctl_inventory_set_driver(struct pci_dev *pdev,
+					struct device_driver *drv)
+{
+	struct gpuctl_dev *dev;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
+	if (!dev || dev->pdev != pdev || !gpuctl_dev_set_driver(dev, drv))
+		return;
+
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF);
+	gpuctl_inventory_changed();
+}
+
+/* A VF came or went: its PF's VF count changed. */
+static void gpuctl_inventory_vf_changed(struct pci_dev *pdev)
+{
+	struct gpuctl_dev *pf;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!pdev->is_virtfn)
+		return;
+
+	pf = gpuctl_inventory_find(gpuctl_pdev_key(pci_physfn(pdev)));
+	if (!pf)
+		return;
+
+	gpuctl_netlink_notify_dev(pf, GPUCTL_CMD_DEV_CHANGE_NTF);
+	gpuctl_inventory_changed();
+}
+
+/*
+ * Runs in process context for every PCI device event, after the IOMMU
+ * core's notifier (registered earlier at the same priority), so a new
+ * device is already in its IOMMU group. The (UN)BOUND events come with the
+ * device lock held, and DEL_DEVICE under memalloc_noio_save(), where
+ * GFP_KERNEL means GFP_NOIO.
+ */
+static int gpuctl_inventory_notify(struct notifier_block *nb,
+				   unsigned long action, void *data)
+{
+	struct device *d = data;
+	struct pci_dev *pdev = to_pci_dev(d);
+
+	switch (action) {
+	case BUS_NOTIFY_ADD_DEVICE:
+		mutex_lock(&gpuctl_lock);
+		gpuctl_inventory_add(pdev);
+		gpuctl_inventory_vf_changed(pdev);
+		mutex_unlock(&gpuctl_lock);
+		break;
+	case BUS_NOTIFY_BOUND_DRIVER:
+		mutex_lock(&gpuctl_lock);
+		gpuctl_inventory_set_driver(pdev, d->driver);
+		mutex_unlock(&gpuctl_lock);
+		break;
+	case BUS_NOTIFY_UNBOUND_DRIVER:
+	case BUS_NOTIFY_DRIVER_NOT_BOUND:
+		/* dev->driver may still be set for a failed probe. */
+		mutex_lock(&gpuctl_lock);
+		gpuctl_inventory_set_driver(pdev, NULL);
+		mutex_unlock(&gpuctl_lock);
+		break;
+	case BUS_NOTIFY_DEL_DEVICE:
+		mutex_lock(&gpuctl_lock);
+		gpuctl_inventory_del(pdev);
+		gpuctl_inventory_vf_changed(pdev);
+		mutex_unlock(&gpuctl_lock);
+		break;
+	case BUS_NOTIFY_REMOVED_DEVICE:
+		/*
+		 * Normally a no-op. It catches a device that a group walk
+		 * re-added between its DEL_DEVICE and its removal from the
+		 * IOMMU group.
+		 */
+		mutex_lock(&gpuctl_lock);
+		gpuctl_inventory_del(pdev);
+		mutex_unlock(&gpuctl_lock);
+		break;
+	default:
+		return NOTIFY_DONE;
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block gpuctl_inventory_nb = {
+	.notifier_call = gpuctl_inventory_notify,
+};
+
+static int gpuctl_inventory_scan_one(struct device *d, void *data)
+{
+	mutex_lock(&gpuctl_lock);
+	/* Skip a device that is being deleted; its events are gone. */
+	if (device_is_registered(d))
+		gpuctl_inventory_add(to_pci_dev(d));
+	mutex_unlock(&gpuctl_lock);
+	return 0;
+}
+
+/**
+ * gpuctl_inventory_start() - follow PCI bus events and track present devices
+ *
+ * The notifier goes first so that no device can appear unseen between the
+ * scan and the registration; a device both report is added once.
+ *
+ * Context: module init; takes gpuctl_lock.
+ * Return: 0 or a negative errno.
+ */
+int gpuctl_inventory_start(void)
+{
+	int ret;
+
+	ret = bus_register_notifier(&pci_bus_type, &gpuctl_inventory_nb);
+	if (ret)
+		return ret;
+
+	bus_for_each_dev(&pci_bus_type, NULL, NULL, gpuctl_inventory_scan_one);
+	return 0;
+}
+
+/**
+ * gpuctl_inventory_stop() - stop following PCI bus events
+ *
+ * Returns after any running notifier call has finished, so the table no
+ * longer changes.
+ *
+ * Context: module exit.
+ */
+void gpuctl_inventory_stop(void)
+{
+	bus_unregister_notifier(&pci_bus_type, &gpuctl_inventory_nb);
+}
+
+/**
+ * gpuctl_inventory_flush() - forget every device and group, silently
+ *
+ * Context: module init failure or exit, after gpuctl_inventory_stop() and
+ * once no netlink handler can run; takes gpuctl_lock.
+ */
+void gpuctl_inventory_flush(void)
+{
+	struct gpuctl_group *group;
+	struct gpuctl_dev *dev;
+	unsigned long key;
+
+	mutex_lock(&gpuctl_lock);
+	xa_for_each(&gpuctl_devs, key, dev) {
+		group = dev->group;
+		gpuctl_dev_destroy(dev);
+		if (group && list_empty(&group->members))
+			gpuctl_group_destroy(group);
+	}
+	gpuctl_inventory_changed();
+	mutex_unlock(&gpuctl_lock);
+}

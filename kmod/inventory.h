@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ */
+
+#ifndef _GPUCTL_INVENTORY_H
+#define _GPUCTL_INVENTORY_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/types.h>
+
+struct gpuctl_group;
+
+/* Long enough for every in-tree PCI driver name. */
+#define GPUCTL_DRIVER_NAME_LEN 32
+
+/**
+ * struct gpuctl_dev - one tracked PCI function
+ * @pdev: the function; gpuctl holds a reference while it is tracked
+ * @key: domain, bus and devfn packed; the table index and the dump order
+ * @group: the IOMMU group it belongs to, NULL when it has none
+ * @group_node: entry in @group's member list
+ * @role: enum gpuctl_dev_role; 0 until the device was announced
+ * @dma_managed: the bound driver manages DMA itself (vfio-pci, pci-stub)
+ * @driver: name of the bound driver, "" when unbound
+ *
+ * The driver is cached from bus events, which run with the device lock
+ * held, so readers never follow pdev->dev.driver of a device that may be
+ * unbinding.
+ */
+struct gpuctl_dev {
+	struct pci_dev *pdev;
+	unsigned long key;
+	struct gpuctl_group *group;
+	struct list_head group_node;
+	u32 role;
+	bool dma_managed;
+	char driver[GPUCTL_DRIVER_NAME_LEN];
+};
+
+extern struct mutex gpuctl_lock;
+
+unsigned long gpuctl_inventory_key(int domain, unsigned int bus,
+				   unsigned int devfn);
+unsigned int gpuctl_inventory_generation(void);
+struct gpuctl_dev *gpuctl_inventory_find(unsigned long key);
+struct gpuctl_dev *gpuctl_inventory_next(unsigned long *key);
+bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev);
+int gpuctl_inventory_start(void);
+void gpuctl_inventory_stop(void);
+void gpuctl_inventory_flush(void);
+
+#endif /* _GPUCTL_INVENTORY_H */

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * The "gpuctl" generic netlink family: the family itself, request handlers,
+ * dumps and notifications. Policies and the ops table are generated from
+ * the spec into netlink-gen.c; the generator's legacy mode, the only one
+ * that builds on 6.1, leaves the family and its multicast groups to us.
+ */
+
+#include <linux/kernel.h>
+#include <linux/pci.h>
+#include <net/genetlink.h>
+#include <uapi/linux/gpuctl.h>
+
+#include "compat.h"
+#include "inventory.h"
+#include "iommu.h"
+#include "netlink.h"
+#include "netlink-gen.h"
+
+/* "device 0000:01:00.0 is bound to snd_hda_intel" */
+#define GPUCTL_REASON_LEN (GPUCTL_ADDRESS_LEN + GPUCTL_DRIVER_NAME_LEN + 32)
+
+static const struct genl_multicast_group gpuctl_mcgrps[] = {
+	[GPUCTL_NLGRP_MONITOR] = { .name = GPUCTL_MCGRP_MONITOR, },
+};
+
+/*
+ * The host bridge or root port a device hangs off, as the second path
+ * component of its sysfs realpath: the bridge on the root bus above the
+ * device, or "pciDDDD:BB" for a device on a root bus itself.
+ */
+static void gpuctl_nl_pci_root(const struct pci_dev *pdev, char *buf,
+			       size_t len)
+{
+	struct pci_bus *bus = pdev->bus;
+
+	while (!pci_is_root_bus(bus) && !pci_is_root_bus(bus->parent))
+		bus = bus->parent;
+
+	if (!pci_is_root_bus(bus)) {
+		/* A virtual bus (SR-IOV) has no bridge; use its root bus. */
+		if (bus->self) {
+			strscpy(buf, pci_name(bus->self), len);
+			return;
+		}
+		bus = bus->parent;
+	}
+	snprintf(buf, len, "pci%04x:%02x", pci_domain_nr(bus), bus->number);
+}
+
+/* One fill function for get replies, dumps and notifications. */
+static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	char root[24];
+
+	gpuctl_nl_pci_root(pdev, root, sizeof(root));
+
+	if (nla_put_string(msg, GPUCTL_A_DEV_ADDRESS, pci_name(pdev)) ||
+	    nla_put_u16(msg, GPUCTL_A_DEV_VENDOR_ID, pdev->vendor) ||
+	    nla_put_u16(msg, GPUCTL_A_DEV_DEVICE_ID, pdev->device) ||
+	    nla_put_u16(msg, GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID,
+			pdev->subsystem_vendor) ||
+	    nla_put_u16(msg, GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID,
+			pdev->subsystem_device) ||
+	    nla_put_u32(msg, GPUCTL_A_DEV_CLASS, pdev->class) ||
+	    nla_put_u8(msg, GPUCTL_A_DEV_REVISION, pdev->revision))
+		return -EMSGSIZE;
+
+	if (dev->driver[0] &&
+	    nla_put_string(msg, GPUCTL_A_DEV_DRIVER, dev->driver))
+		return -EMSGSIZE;
+	if (dev->group &&
+	    nla_put_u32(msg, GPUCTL_A_DEV_IOMMU_GROUP, dev->group->id))
+		return -EMSGSIZE;
+
+	if (nla_put_s32(msg, GPUCTL_A_DEV_NUMA_NODE, dev_to_node(&pdev->dev)) ||
+	    nla_put_string(msg, GPUCTL_A_DEV_PCI_ROOT, root) ||
+	    nla_put_u16(msg, GPUCTL_A_DEV_SRIOV_TOTALVFS,
+			pci_sriov_get_totalvfs(pdev)) ||
+	    nla_put_u16(msg, GPUCTL_A_DEV_SRIOV_NUMVFS, pci_num_vf(pdev)))
+		return -EMSGSIZE;
+
+	if (pdev->is_virtfn &&
+	    nla_put_string(msg, GPUCTL_A_DEV_PHYSFN, pci_name(pci_physfn(pdev))))
+		return -EMSGSIZE;
+
+	if (nla_put_u32(msg, GPUCTL_A_DEV_ROLE, dev->role))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int gpuctl_nl_group_fill(struct sk_buff *msg,
+				const struct gpuctl_group *group)
+{
+	const struct gpuctl_dev *offender = gpuctl_group_offender(group);
+	const struct gpuctl_dev *m;
+	char reason[GPUCTL_REASON_LEN];
+
+	if (nla_put_u32(msg, GPUCTL_A_GROUP_ID, group->id))
+		return -EMSGSIZE;
+
+	list_for_each_entry(m, &group->members, group_node) {
+		if (nla_put_string(msg, GPUCTL_A_GROUP_DEVICE, pci_name(m->pdev)))
+			return -EMSGSIZE;
+	}
+
+	if (nla_put_u8(msg, GPUCTL_A_GROUP_VIABLE, !offender))
+		return -EMSGSIZE;
+
+	if (offender) {
+		snprintf(reason, sizeof(reason), "%s is bound to %s",
+			 pci_name(offender->pdev), offender->driver);
+		if (nla_put_string(msg, GPUCTL_A_GROUP_REASON, reason))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/*
+ * Parse "DDDD:BB:DD.F". The policy already bounds the length; anything but
+ * exactly that shape is rejected rather than guessed at.
+ */
+static int gpuctl_nl_parse_address(const char *s, unsigned long *key)
+{
+	static const char shape[] = "xxxx:xx:xx.x";
+	unsigned int v[4] = {}, i, f = 0;
+	int h;
+
+	if (strlen(s) != GPUCTL_ADDRESS_LEN)
+		return -EINVAL;
+
+	for (i = 0; i < GPUCTL_ADDRESS_LEN; i++) {
+		if (shape[i] != 'x') {
+			if (s[i] != shape[i])
+				return -EINVAL;
+			f++;
+			continue;
+		}
+		h = hex_to_bin(s[i]);
+		if (h < 0)
+			return -EINVAL;
+		v[f] = v[f] << 4 | h;
+	}
+
+	if (v[2] > 0x1f || v[3] > 7)
+		return -EINVAL;
+
+	*key = gpuctl_inventory_key(v[0], v[1], PCI_DEVFN(v[2], v[3]));
+	return 0;
+}
+
+static int gpuctl_nl_dev_lookup(struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_ADDRESS];
+	struct gpuctl_dev *dev;
+	unsigned long key;
+
+	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_DEV_ADDRESS))
+		return -EINVAL;
+
+	if (gpuctl_nl_parse_address(nla_data(attr), &key)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "malformed pci address, expected DDDD:BB:DD.F");
+		return -EINVAL;
+	}
+
+	dev = gpuctl_inventory_find(key);
+	if (!dev) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no such device");
+		return -ENODEV;
+	}
+	info->user_ptr[0] = dev;
+	return 0;
+}
+
+static int gpuctl_nl_group_lookup(struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_GROUP_ID];
+	struct gpuctl_group *group;
+
+	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_GROUP_ID))
+		return -EINVAL;
+
+	group = gpuctl_group_find(nla_get_u32(attr));
+	if (!group) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no such iommu group");
+		return -ENOENT;
+	}
+	info->user_ptr[0] = group;
+	return 0;
+}
+
+/*
+ * Every doit runs under gpuctl_lock, taken here and dropped in post_doit,
+ * with its target object already resolved into user_ptr[0].
+ */
+static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
+			      struct sk_buff *skb, struct genl_info *info)
+{
+	int ret;
+
+	mutex_lock(&gpuctl_lock);
+
+	switch (ops->cmd) {
+	case GPUCTL_CMD_DEV_GET:
+		ret = gpuctl_nl_dev_lookup(info);
+		break;
+	case GPUCTL_CMD_GROUP_GET:
+		ret = gpuctl_nl_group_lookup(info);
+		break;
+	default:
+		ret = -EOPNOTSUPP;
+		break;
+	}
+
+	if (ret)
+		mutex_unlock(&gpuctl_lock);
+	return ret;
+}
+
+static void gpuctl_nl_post_doit(const struct gpuctl_genl_ops *ops,
+				struct sk_buff *skb, struct genl_info *info)
+{
+	mutex_unlock(&gpuctl_lock);
+}
+
+static struct genl_family gpuctl_nl_family __ro_after_init = {
+	.name		= GPUCTL_FAMILY_NAME,
+	.version	= GPUCTL_FAMILY_VERSION,
+	/*
+	 * PCI devices are host-global and genlmsg_multicast() reaches only
+	 * the initial network namespace, so the family stays there.
+	 */
+	.netnsok	= false,
+	/*
+	 * gpuctl_lock serialises every handler against the bus notifier;
+	 * the global genl_mutex would add nothing but contention with other
+	 * families.
+	 */
+	.parallel_ops	= true,
+	/* Strict validation and reject-all policies for every command. */
+	.resv_start_op	= 0,
+	.pre_doit	= gpuctl_nl_pre_doit,
+	.post_doit	= gpuctl_nl_post_doit,
+	.ops		= gpuctl_nl_ops,
+	.n_ops		= ARRAY_SIZE(gpuctl_nl_ops),
+	.mcgrps		= gpuctl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(gpuctl_mcgrps),
+	/* A running dump holds a reference on the module. */
+	.module		= THIS_MODULE,
+};
+
+int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	const struct gpuctl_dev *dev = info->user_ptr[0];
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
+				GPUCTL_CMD_DEV_GET);
+	if (!hdr) {
+		ret = -EMSGSIZE;
+		goto err_free_msg;
+	}
+
+	ret = gpuctl_nl_dev_fill(msg, dev);
+	if (ret)
+		goto err_free_msg;
+
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err_free_msg:
+	nlmsg_free(msg);
+	return ret;
+}
+
+int gpuctl_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	const struct gpuctl_group *group = info->user_ptr[0];
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
+				GPUCTL_CMD_GROUP_GET);
+	if (!hdr) {
+		ret = -EMSGSIZE;
+		goto err_free_msg;
+	}
+
+	ret = gpuctl_nl_group_fill(msg, group);
+	if (ret)
+		goto err_free_msg;
+
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err_free_msg:
+	nlmsg_free(msg);
+	return ret;
+}
+
+/*
+ * A dump resumes at the first object whose key (device address, group id)
+ * is at least @next. The inventory generation goes into cb->seq on every
+ * pass, so a dump that spans a change is flagged NLM_F_DUMP_INTR.
+ */
+struct gpuctl_nl_dump_ctx {
+	unsigned long next;
+};
+
+static struct gpuctl_nl_dump_ctx *gpuctl_nl_dump_context(struct netlink_callback *cb)
+{
+	NL_ASSERT_DUMP_CTX_FITS(struct gpuctl_nl_dump_ctx);
+	return (struct gpuctl_nl_dump_ctx *)cb->ctx;
+}
+
+int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct gpuctl_nl_dump_ctx *ctx = gpuctl_nl_dump_context(cb);
+	unsigned long key = ctx->next;
+	struct gpuctl_dev *dev;
+	void *hdr;
+	int ret = 0;
+
+	mutex_lock(&gpuctl_lock);
+	cb->seq = gpuctl_inventory_generation();
+
+	for (; (dev = gpuctl_inventory_next(&key)); key++) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &gpuctl_nl_family,
+				  NLM_F_MULTI, GPUCTL_CMD_DEV_GET);
+		if (!hdr) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		genl_dump_check_consistent(cb, hdr);
+
+		ret = gpuctl_nl_dev_fill(skb, dev);
+		if (ret) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	ctx->next = key;
+
+	mutex_unlock(&gpuctl_lock);
+
+	/* A full skb is not an error: the dump goes on in the next one. */
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	return ret ?: skb->len;
+}
+
+int gpuctl_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct gpuctl_nl_dump_ctx *ctx = gpuctl_nl_dump_context(cb);
+	unsigned long id = ctx->next;
+	struct gpuctl_group *group;
+	void *hdr;
+	int ret = 0;
+
+	mutex_lock(&gpuctl_lock);
+	cb->seq = gpuctl_inventory_generation();
+
+	for (; (group = gpuctl_group_next(&id)); id++) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &gpuctl_nl_family,
+				  NLM_F_MULTI, GPUCTL_CMD_GROUP_GET);
+		if (!hdr) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		genl_dump_check_consistent(cb, hdr);
+
+		ret = gpuctl_nl_group_fill(skb, group);
+		if (ret) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	ctx->next = id;
+
+	mutex_unlock(&gpuctl_lock);
+
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	return ret ?: skb->len;
+}
+
+/**
+ * gpuctl_netlink_notify_dev() - announce a device on the "monitor" group
+ * @dev: the device, still tracked (for a removal: not yet freed)
+ * @cmd: GPUCTL_CMD_DEV_ADD_NTF, _DEL_NTF or _CHANGE_NTF
+ *
+ * Nothing is built when nobody listens. A failure only costs listeners an
+ * event; the inventory itself is already updated.
+ *
+ * Context: gpuctl_lock held; sleeps.
+ */
+void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!genl_has_listeners(&gpuctl_nl_family, &init_net,
+				GPUCTL_NLGRP_MONITOR))
+		return;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+
+	hdr = genlmsg_put(msg, 0, 0, &gpuctl_nl_family, 0, cmd);
+	if (!hdr)
+		goto err_free_msg;
+
+	if (gpuctl_nl_dev_fill(msg, dev))
+		goto err_cancel_msg;
+
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
+			  GFP_KERNEL);
+	return;
+
+err_cancel_msg:
+	genlmsg_cancel(msg, hdr);
+err_free_msg:
+	nlmsg_free(msg);
+}
+
+/**
+ * gpuctl_netlink_init() - register the "gpuctl" family
+ *
+ * Context: module init.
+ * Return: 0 or a negative errno.
+ */
+int gpuctl_netlink_init(void)
+{
+	return genl_register_family(&gpuctl_nl_family);
+}
+
+/**
+ * gpuctl_netlink_exit() - unregister the "gpuctl" family
+ *
+ * Returns once no handler runs any more; dumps pin the module, so none is
+ * left by the time the module exits.
+ *
+ * Context: module exit.
+ */
+void gpuctl_netlink_exit(void)
+{
+	genl_unregister_family(&gpuctl_nl_family);
+}
