@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors.
+ *
+ * gpuctl-nl: the selftests' own command-line client, for shell tests. One
+ * line per object, "KIND key=value ...", absent attributes left out.
+ * Exit status: 0 success, 1 usage, 2 netlink or kernel error, 3 monitor
+ * timeout before --count events.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nlclient.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuctl-nl dev-dump\n"
+		"       gpuctl-nl dev-get ADDRESS\n"
+		"       gpuctl-nl group-dump\n"
+		"       gpuctl-nl group-get ID\n"
+		"       gpuctl-nl monitor [--count N] [--timeout SECONDS]\n");
+}
+
+static int fail(struct nlc *c, int ret)
+{
+	if (!c->err)
+		c->err = -ret;
+	nlc_print_error(stderr, c);
+	return 2;
+}
+
+static int cmd_dev_dump(struct nlc *c)
+{
+	struct nlc_dump_info info;
+	struct nlc_dev *devs;
+	int i, n, ret;
+
+	do {
+		ret = nlc_dev_dump(c, &devs, &n, &info);
+		if (!ret && info.intr) {
+			/* Interrupted by a change: the kernel's advice is to retry. */
+			free(devs);
+			ret = -EINTR;
+		}
+	} while (ret == -EINTR);
+	if (ret)
+		return fail(c, ret);
+	for (i = 0; i < n; i++)
+		nlc_print_dev(stdout, "dev", &devs[i]);
+	free(devs);
+	return 0;
+}
+
+static int cmd_group_dump(struct nlc *c)
+{
+	struct nlc_dump_info info;
+	struct nlc_group *groups;
+	int i, n, ret;
+
+	do {
+		ret = nlc_group_dump(c, &groups, &n, &info);
+		if (!ret && info.intr) {
+			free(groups);
+			ret = -EINTR;
+		}
+	} while (ret == -EINTR);
+	if (ret)
+		return fail(c, ret);
+	for (i = 0; i < n; i++)
+		nlc_print_group(stdout, "group", &groups[i]);
+	free(groups);
+	return 0;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static int cmd_monitor(struct nlc *c, int count, int timeout_s)
+{
+	long deadline = timeout_s > 0 ? now_ms() + timeout_s * 1000L : 0;
+	int seen = 0, ret;
+
+	ret = nlc_monitor_join(c);
+	if (ret)
+		return fail(c, ret);
+	/* Tell a waiting shell test that the subscription is in place. */
+	fprintf(stderr, "monitor: subscribed\n");
+	while (!count || seen < count) {
+		int wait = -1;
+		struct nlc_dev d;
+		__u8 cmd;
+
+		if (deadline) {
+			wait = deadline - now_ms();
+			if (wait <= 0)
+				return 3;
+		}
+		ret = nlc_monitor_next(c, wait, &cmd, &d);
+		if (ret < 0)
+			return fail(c, ret);
+		if (ret == 0)
+			return 3;
+		nlc_print_dev(stdout, nlc_cmd_name(cmd), &d);
+		fflush(stdout);
+		seen++;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct nlc c;
+	int ret;
+
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "-h")) {
+		help(argc < 2 ? stderr : stdout);
+		return argc < 2;
+	}
+	ret = nlc_open(&c);
+	if (ret) {
+		fprintf(stderr, "gpuctl-nl: %s\n", ret == -ENOENT ?
+			"gpuctl family not registered (module not loaded)" :
+			strerror(-ret));
+		return 2;
+	}
+	if (!strcmp(argv[1], "dev-dump") && argc == 2) {
+		ret = cmd_dev_dump(&c);
+	} else if (!strcmp(argv[1], "dev-get") && argc == 3) {
+		struct nlc_dev d;
+
+		ret = nlc_dev_get(&c, argv[2], &d);
+		if (ret)
+			ret = fail(&c, ret);
+		else
+			nlc_print_dev(stdout, "dev", &d);
+	} else if (!strcmp(argv[1], "group-dump") && argc == 2) {
+		ret = cmd_group_dump(&c);
+	} else if (!strcmp(argv[1], "group-get") && argc == 3) {
+		struct nlc_group g;
+		char *end;
+		unsigned long id = strtoul(argv[2], &end, 0);
+
+		if (*end || !*argv[2]) {
+			help(stderr);
+			ret = 1;
+		} else {
+			ret = nlc_group_get(&c, id, &g);
+			if (ret)
+				ret = fail(&c, ret);
+			else
+				nlc_print_group(stdout, "group", &g);
+		}
+	} else if (!strcmp(argv[1], "monitor")) {
+		int i, count = 0, timeout = 0;
+
+		ret = 0;
+		for (i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--count") && i + 1 < argc) {
+				count = atoi(argv[++i]);
+			} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+				timeout = atoi(argv[++i]);
+			} else {
+				help(stderr);
+				ret = 1;
+				break;
+			}
+		}
+		if (!ret)
+			ret = cmd_monitor(&c, count, timeout);
+	} else {
+		help(stderr);
+		ret = 1;
+	}
+	nlc_close(&c);
+	return ret;
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors.
+ *
+ * The inventory against sysfs, device by device and group by group, through
+ * both dumps and do requests. Expected values come from sysfs at run time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "testlib.h"
+
+FIXTURE(inv) {
+	struct nlc c;
+	struct model m;
+	char why[16384];
+};
+
+FIXTURE_SETUP(inv)
+{
+	ASSERT_EQ(0, nlc_open(&self->c)) TH_LOG("gpuctl family not registered");
+	ASSERT_EQ(0, model_load(&self->m));
+}
+
+FIXTURE_TEARDOWN(inv)
+{
+	nlc_close(&self->c);
+}
+
+/* The model itself must not be empty, or every comparison passes. */
+TEST_F(inv, sysfs_has_gpus)
+{
+	int i, gpus = 0;
+
+	for (i = 0; i < self->m.ndevs; i++)
+		gpus += self->m.devs[i].role == GPUCTL_DEV_ROLE_GPU;
+	TH_LOG("sysfs: %d tracked devices, %d gpus, %d groups",
+	       self->m.ndevs, gpus, self->m.ngroups);
+	ASSERT_GT(gpus, 0);
+}
+
+TEST_F(inv, dev_dump_matches_sysfs)
+{
+	int bad = tl_inventory_diff(&self->c, 0, self->why, sizeof(self->why));
+
+	EXPECT_EQ(0, bad) TH_LOG("%s", self->why);
+}
+
+TEST_F(inv, dev_dump_no_duplicates)
+{
+	struct nlc_dump_info info;
+	struct nlc_dev *devs;
+	int i, j, n;
+
+	ASSERT_EQ(0, nlc_dev_dump(&self->c, &devs, &n, &info));
+	TH_LOG("%d devices in %d datagrams", n, info.datagrams);
+	EXPECT_EQ(n, info.messages);
+	EXPECT_FALSE(info.intr);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			EXPECT_STRNE(devs[i].address, devs[j].address);
+	free(devs);
+}
+
+TEST_F(inv, dev_get_matches_dump)
+{
+	struct nlc_dev *devs, one;
+	int i, n;
+
+	ASSERT_EQ(0, nlc_dev_dump(&self->c, &devs, &n, NULL));
+	ASSERT_GT(n, 0);
+	for (i = 0; i < n; i++) {
+		int ret = nlc_dev_get(&self->c, devs[i].address, &one);
+
+		EXPECT_EQ(0, ret) TH_LOG("dev-get %s: %s", devs[i].address,
+					 self->c.extack);
+		if (ret)
+			continue;
+		EXPECT_EQ(0, model_cmp_dev(&devs[i], &one, self->why,
+					   sizeof(self->why)))
+			TH_LOG("do vs dump: %s", self->why);
+	}
+	free(devs);
+}
+
+TEST_F(inv, dev_get_matches_sysfs)
+{
+	struct nlc_dev one;
+	int i;
+
+	for (i = 0; i < self->m.ndevs; i++) {
+		const struct nlc_dev *want = &self->m.devs[i];
+
+		ASSERT_EQ(0, nlc_dev_get(&self->c, want->address, &one))
+			TH_LOG("dev-get %s: %s", want->address, self->c.extack);
+		EXPECT_EQ(0, model_cmp_dev(want, &one, self->why,
+					   sizeof(self->why)))
+			TH_LOG("%s", self->why);
+	}
+}
+
+TEST_F(inv, group_dump_matches_sysfs)
+{
+	int bad = tl_groups_diff(&self->c, 0, self->why, sizeof(self->why));
+
+	EXPECT_EQ(0, bad) TH_LOG("%s", self->why);
+}
+
+TEST_F(inv, group_get_matches_sysfs)
+{
+	struct nlc_group g;
+	int i;
+
+	if (!self->m.ngroups)
+		SKIP(return, "no gpu sits in an iommu group on this topology");
+	for (i = 0; i < self->m.ngroups; i++) {
+		ASSERT_EQ(0, nlc_group_get(&self->c, self->m.groups[i].id, &g))
+			TH_LOG("group-get %u: %s", self->m.groups[i].id,
+			       self->c.extack);
+		EXPECT_EQ(0, model_cmp_group(&self->m, i, &g, self->why,
+					     sizeof(self->why)))
+			TH_LOG("%s", self->why);
+	}
+}
+
+/* Each device's iommu-group attribute names a group the group dump has. */
+TEST_F(inv, dev_groups_agree)
+{
+	struct nlc_group *groups;
+	struct nlc_dev *devs;
+	int i, j, k, n, ng;
+
+	ASSERT_EQ(0, nlc_dev_dump(&self->c, &devs, &n, NULL));
+	ASSERT_EQ(0, nlc_group_dump(&self->c, &groups, &ng, NULL));
+	for (i = 0; i < n; i++) {
+		bool found = false;
+
+		if (!NLC_HAS(&devs[i], GPUCTL_A_DEV_IOMMU_GROUP))
+			continue;
+		for (j = 0; j < ng; j++) {
+			if (groups[j].id != devs[i].iommu_group)
+				continue;
+			for (k = 0; k < groups[j].ndevices; k++)
+				found |= !strcmp(groups[j].devices[k],
+						 devs[i].address);
+		}
+		EXPECT_TRUE(found) TH_LOG("%s: not a member of group %u",
+					  devs[i].address, devs[i].iommu_group);
+	}
+	free(devs);
+	free(groups);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors.
+ *
+ * libnl-genl-3 client for the gpuctl family. libnl builds messages, resolves
+ * the family and parses attributes; the receive loop is our own so that the
+ * tests see every datagram, every NLM_F_DUMP_INTR flag and every extack TLV,
+ * which libnl's callback machinery hides.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <linux/netlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "nlclient.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+static struct nla_policy dev_policy[GPUCTL_A_DEV_MAX + 1] = {
+	[GPUCTL_A_DEV_ADDRESS] = { .type = NLA_STRING },
+	[GPUCTL_A_DEV_VENDOR_ID] = { .type = NLA_U16 },
+	[GPUCTL_A_DEV_DEVICE_ID] = { .type = NLA_U16 },
+	[GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID] = { .type = NLA_U16 },
+	[GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID] = { .type = NLA_U16 },
+	[GPUCTL_A_DEV_CLASS] = { .type = NLA_U32 },
+	[GPUCTL_A_DEV_REVISION] = { .type = NLA_U8 },
+	[GPUCTL_A_DEV_DRIVER] = { .type = NLA_STRING },
+	[GPUCTL_A_DEV_IOMMU_GROUP] = { .type = NLA_U32 },
+	[GPUCTL_A_DEV_NUMA_NODE] = { .type = NLA_U32 },
+	[GPUCTL_A_DEV_PCI_ROOT] = { .type = NLA_STRING },
+	[GPUCTL_A_DEV_SRIOV_TOTALVFS] = { .type = NLA_U16 },
+	[GPUCTL_A_DEV_SRIOV_NUMVFS] = { .type = NLA_U16 },
+	[GPUCTL_A_DEV_PHYSFN] = { .type = NLA_STRING },
+	[GPUCTL_A_DEV_ROLE] = { .type = NLA_U32 },
+};
+
+static const char * const cmd_names[] = {
+	[GPUCTL_CMD_DEV_GET] = "dev-get",
+	[GPUCTL_CMD_GROUP_GET] = "group-get",
+	[GPUCTL_CMD_DEV_ADD_NTF] = "dev-add-ntf",
+	[GPUCTL_CMD_DEV_DEL_NTF] = "dev-del-ntf",
+	[GPUCTL_CMD_DEV_CHANGE_NTF] = "dev-change-ntf",
+};
+
+static const char * const role_names[] = {
+	[GPUCTL_DEV_ROLE_GPU] = "gpu",
+	[GPUCTL_DEV_ROLE_COMPANION] = "companion",
+	[GPUCTL_DEV_ROLE_FOREIGN] = "foreign",
+	[GPUCTL_DEV_ROLE_BRIDGE] = "bridge",
+};
+
+const char *nlc_cmd_name(__u8 cmd)
+{
+	if (cmd < ARRAY_SIZE(cmd_names) && cmd_names[cmd])
+		return cmd_names[cmd];
+	return "unknown";
+}
+
+const char *nlc_role_name(__u32 role)
+{
+	if (role < ARRAY_SIZE(role_names) && role_names[role])
+		return role_names[role];
+	return "unknown";
+}
+
+/* libnl reports its own error codes; the tests reason in errno. */
+static int nle_to_errno(int nle)
+{
+	switch (-nle) {
+	case NLE_NOMEM:
+		return -ENOBUFS;
+	case NLE_AGAIN:
+		return -EAGAIN;
+	case NLE_INTR:
+		return -EINTR;
+	case NLE_OBJ_NOTFOUND:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+int nlc_open(struct nlc *c)
+{
+	int one = 1;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->bad_offset = -1;
+	c->sk = nl_socket_alloc();
+	if (!c->sk)
+		return -ENOMEM;
+	ret = genl_connect(c->sk);
+	if (ret < 0) {
+		ret = nle_to_errno(ret);
+		goto err_free;
+	}
+	nl_socket_disable_auto_ack(c->sk);
+	nl_socket_disable_seq_check(c->sk);
+	nl_socket_enable_msg_peek(c->sk);
+	/* Ask for the kernel's error text, without the echoed request. */
+	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK,
+		   &one, sizeof(one));
+	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_CAP_ACK,
+		   &one, sizeof(one));
+	c->family = genl_ctrl_resolve(c->sk, GPUCTL_FAMILY_NAME);
+	if (c->family < 0) {
+		ret = -ENOENT;
+		goto err_free;
+	}
+	return 0;
+
+err_free:
+	nl_socket_free(c->sk);
+	c->sk = NULL;
+	return ret;
+}
+
+void nlc_close(struct nlc *c)
+{
+	if (c->sk)
+		nl_socket_free(c->sk);
+	free(c->buf);
+	c->sk = NULL;
+	c->buf = NULL;
+}
+
+int nlc_set_rcvbuf(struct nlc *c, int bytes)
+{
+	return setsockopt(nl_socket_get_fd(c->sk), SOL_SOCKET, SO_RCVBUF,
+			  &bytes, sizeof(bytes)) ? -errno : 0;
+}
+
+struct nl_msg *nlc_msg_new(struct nlc *c, __u8 cmd, int flags)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg)
+		return NULL;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0, flags,
+			 cmd, GPUCTL_FAMILY_VERSION)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Sends and frees @msg. */
+int nlc_send(struct nlc *c, struct nl_msg *msg)
+{
+	int ret = nl_send_auto(c->sk, msg);
+
+	c->seq = nlmsg_hdr(msg)->nlmsg_seq;
+	nlmsg_free(msg);
+	return ret < 0 ? nle_to_errno(ret) : 0;
+}
+
+static void reset_error(struct nlc *c)
+{
+	c->err = 0;
+	c->extack[0] = '\0';
+	c->miss_type = 0;
+	c->bad_offset = -1;
+}
+
+static void parse_ext_ack(struct nlc *c, void *tlvs, int len)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, tlvs, len, NULL))
+		return;
+	if (tb[NLMSGERR_ATTR_MSG])
+		nla_strlcpy(c->extack, tb[NLMSGERR_ATTR_MSG], sizeof(c->extack));
+	if (tb[NLMSGERR_ATTR_MISS_TYPE])
+		c->miss_type = nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]);
+	if (tb[NLMSGERR_ATTR_OFFS])
+		c->bad_offset = nla_get_u32(tb[NLMSGERR_ATTR_OFFS]);
+}
+
+/* NLMSG_ERROR: error 0 is the ACK of a do request. */
+static void handle_error(struct nlc *c, const struct nlmsghdr *nlh)
+{
+	const struct nlmsgerr *e = nlmsg_data(nlh);
+	int off = sizeof(*e);
+
+	if (nlmsg_datalen(nlh) < (int)sizeof(*e)) {
+		c->err = EPROTO;
+		return;
+	}
+	c->err = -e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
+		parse_ext_ack(c, (char *)e + NLMSG_ALIGN(off),
+			      nlmsg_datalen(nlh) - NLMSG_ALIGN(off));
+}
+
+/* NLMSG_DONE carries the dump's final errno, and extack since 4.20. */
+static void handle_done(struct nlc *c, const struct nlmsghdr *nlh)
+{
+	const int *err = nlmsg_data(nlh);
+
+	if (nlmsg_datalen(nlh) < (int)sizeof(int))
+		return;
+	c->err = -*err;
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
+		parse_ext_ack(c, (char *)err + NLMSG_ALIGN(sizeof(int)),
+			      nlmsg_datalen(nlh) - NLMSG_ALIGN(sizeof(int)));
+}
+
+static int recv_datagram(struct nlc *c, unsigned char **buf)
+{
+	struct sockaddr_nl peer;
+	int n;
+
+	do {
+		n = nl_recv(c->sk, &peer, buf, NULL);
+	} while (n == -NLE_INTR);
+	if (n < 0)
+		return nle_to_errno(n);
+	if (n == 0)
+		return -ECONNRESET;
+	return n;
+}
+
+int nlc_recv_reply(struct nlc *c, nlc_msg_cb cb, void *arg,
+		   struct nlc_dump_info *info)
+{
+	struct nlc_dump_info dummy;
+	int cb_ret = 0;
+	bool done = false;
+
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	reset_error(c);
+	while (!done) {
+		unsigned char *buf = NULL;
+		struct nlmsghdr *nlh;
+		bool data = false;
+		int n = recv_datagram(c, &buf);
+
+		if (n < 0)
+			return n;
+		for (nlh = (struct nlmsghdr *)buf; nlmsg_ok(nlh, n);
+		     nlh = nlmsg_next(nlh, &n)) {
+			if (nlh->nlmsg_seq != c->seq)
+				continue;
+			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+				info->intr = true;
+			if (nlh->nlmsg_type == NLMSG_DONE) {
+				handle_done(c, nlh);
+				done = true;
+				break;
+			}
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				handle_error(c, nlh);
+				done = true;
+				break;
+			}
+			if (nlh->nlmsg_type != c->family)
+				continue;
+			data = true;
+			info->messages++;
+			if (cb && !cb_ret) {
+				struct genlmsghdr *g = nlmsg_data(nlh);
+
+				cb_ret = cb(c, g->cmd, nlh, arg);
+			}
+		}
+		if (data)
+			info->datagrams++;
+		free(buf);
+	}
+	if (c->err)
+		return -c->err;
+	return cb_ret;
+}
+
+int nlc_exchange(struct nlc *c, struct nl_msg *msg, nlc_msg_cb cb, void *arg,
+		 struct nlc_dump_info *info)
+{
+	int ret = nlc_send(c, msg);
+
+	if (ret)
+		return ret;
+	return nlc_recv_reply(c, cb, arg, info);
+}
+
+int nlc_parse_dev(const struct nlmsghdr *nlh, struct nlc_dev *d)
+{
+	struct nlattr *tb[GPUCTL_A_DEV_MAX + 1];
+	int i, ret;
+
+	memset(d, 0, sizeof(*d));
+	ret = genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, GPUCTL_A_DEV_MAX,
+			    dev_policy);
+	if (ret)
+		return -EPROTO;
+	for (i = 1; i <= GPUCTL_A_DEV_MAX; i++)
+		if (tb[i])
+			d->present |= 1u << i;
+	if (tb[GPUCTL_A_DEV_ADDRESS])
+		nla_strlcpy(d->address, tb[GPUCTL_A_DEV_ADDRESS],
+			    sizeof(d->address));
+	if (tb[GPUCTL_A_DEV_VENDOR_ID])
+		d->vendor_id = nla_get_u16(tb[GPUCTL_A_DEV_VENDOR_ID]);
+	if (tb[GPUCTL_A_DEV_DEVICE_ID])
+		d->device_id = nla_get_u16(tb[GPUCTL_A_DEV_DEVICE_ID]);
+	if (tb[GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID])
+		d->subsystem_vendor_id =
+			nla_get_u16(tb[GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID]);
+	if (tb[GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID])
+		d->subsystem_device_id =
+			nla_get_u16(tb[GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID]);
+	if (tb[GPUCTL_A_DEV_CLASS])
+		d->class = nla_get_u32(tb[GPUCTL_A_DEV_CLASS]);
+	if (tb[GPUCTL_A_DEV_REVISION])
+		d->revision = nla_get_u8(tb[GPUCTL_A_DEV_REVISION]);
+	if (tb[GPUCTL_A_DEV_DRIVER])
+		nla_strlcpy(d->driver, tb[GPUCTL_A_DEV_DRIVER],
+			    sizeof(d->driver));
+	if (tb[GPUCTL_A_DEV_IOMMU_GROUP])
+		d->iommu_group = nla_get_u32(tb[GPUCTL_A_DEV_IOMMU_GROUP]);
+	if (tb[GPUCTL_A_DEV_NUMA_NODE])
+		d->numa_node = (__s32)nla_get_u32(tb[GPUCTL_A_DEV_NUMA_NODE]);
+	if (tb[GPUCTL_A_DEV_PCI_ROOT])
+		nla_strlcpy(d->pci_root, tb[GPUCTL_A_DEV_PCI_ROOT],
+			    sizeof(d->pci_root));
+	if (tb[GPUCTL_A_DEV_SRIOV_TOTALVFS])
+		d->sriov_totalvfs = nla_get_u16(tb[GPUCTL_A_DEV_SRIOV_TOTALVFS]);
+	if (tb[GPUCTL_A_DEV_SRIOV_NUMVFS])
+		d->sriov_numvfs = nla_get_u16(tb[GPUCTL_A_DEV_SRIOV_NUMVFS]);
+	if (tb[GPUCTL_A_DEV_PHYSFN])
+		nla_strlcpy(d->physfn, tb[GPUCTL_A_DEV_PHYSFN],
+			    sizeof(d->physfn));
+	if (tb[GPUCTL_A_DEV_ROLE])
+		d->role = nla_get_u32(tb[GPUCTL_A_DEV_ROLE]);
+	return 0;
+}
+
+int nlc_parse_group(const struct nlmsghdr *nlh, struct nlc_group *g)
+{
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct nlattr *a;
+	int rem;
+
+	memset(g, 0, sizeof(*g));
+	/* Walked by hand: GROUP_DEVICE repeats, which nla_parse() folds. */
+	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0),
+			  rem) {
+		int type = nla_type(a);
+
+		if (type > 0 && type <= GPUCTL_A_GROUP_MAX)
+			g->present |= 1u << type;
+		switch (type) {
+		case GPUCTL_A_GROUP_ID:
+			if (nla_len(a) != 4)
+				return -EPROTO;
+			g->id = nla_get_u32(a);
+			break;
+		case GPUCTL_A_GROUP_DEVICE:
+			if (g->ndevices >= NLC_MAX_MEMBERS)
+				return -E2BIG;
+			nla_strlcpy(g->devices[g->ndevices++], a, NLC_ADDR_LEN);
+			break;
+		case GPUCTL_A_GROUP_VIABLE:
+			if (nla_len(a) != 1)
+				return -EPROTO;
+			g->viable = nla_get_u8(a);
+			break;
+		case GPUCTL_A_GROUP_REASON:
+			nla_strlcpy(g->reason, a, sizeof(g->reason));
+			break;
+		}
+	}
+	return 0;
+}
+
+static int one_dev_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
+		      void *arg)
+{
+	return nlc_parse_dev(nlh, arg);
+}
+
+static int one_group_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
+			void *arg)
+{
+	return nlc_parse_group(nlh, arg);
+}
+
+int nlc_dev_get(struct nlc *c, const char *address, struct nlc_dev *d)
+{
+	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_DEV_GET, NLM_F_ACK);
+
+	if (!msg)
+		return -ENOMEM;
+	memset(d, 0, sizeof(*d));
+	if (nla_put_string(msg, GPUCTL_A_DEV_ADDRESS, address)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return nlc_exchange(c, msg, one_dev_cb, d, NULL);
+}
+
+int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g)
+{
+	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_GROUP_GET, NLM_F_ACK);
+
+	if (!msg)
+		return -ENOMEM;
+	memset(g, 0, sizeof(*g));
+	if (nla_put_u32(msg, GPUCTL_A_GROUP_ID, id)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return nlc_exchange(c, msg, one_group_cb, g, NULL);
+}
+
+struct collect {
+	void *v;
+	int n;
+	int cap;
+	size_t size;
+	bool group;
+};
+
+static int collect_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
+		      void *arg)
+{
+	struct collect *col = arg;
+	void *slot;
+
+	if (col->n == col->cap) {
+		int cap = col->cap ? 2 * col->cap : 16;
+		void *v = realloc(col->v, cap * col->size);
+
+		if (!v)
+			return -ENOMEM;
+		col->v = v;
+		col->cap = cap;
+	}
+	slot = (char *)col->v + col->n * col->size;
+	col->n++;
+	return col->group ? nlc_parse_group(nlh, slot) : nlc_parse_dev(nlh, slot);
+}
+
+static int dump(struct nlc *c, __u8 cmd, struct collect *col,
+		struct nlc_dump_info *info)
+{
+	struct nl_msg *msg = nlc_msg_new(c, cmd, NLM_F_DUMP);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = nlc_exchange(c, msg, collect_cb, col, info);
+	if (ret) {
+		free(col->v);
+		col->v = NULL;
+		col->n = 0;
+	}
+	return ret;
+}
+
+int nlc_dev_dump(struct nlc *c, struct nlc_dev **devs, int *n,
+		 struct nlc_dump_info *info)
+{
+	struct collect col = { .size = sizeof(struct nlc_dev) };
+	int ret = dump(c, GPUCTL_CMD_DEV_GET, &col, info);
+
+	*devs = col.v;
+	*n = col.n;
+	return ret;
+}
+
+int nlc_group_dump(struct nlc *c, struct nlc_group **groups, int *n,
+		   struct nlc_dump_info *info)
+{
+	struct collect col = { .size = sizeof(struct nlc_group), .group = true };
+	int ret = dump(c, GPUCTL_CMD_GROUP_GET, &col, info);
+
+	*groups = col.v;
+	*n = col.n;
+	return ret;
+}
+
+int nlc_monitor_join(struct nlc *c)
+{
+	int grp = genl_ctrl_resolve_grp(c->sk, GPUCTL_FAMILY_NAME,
+					GPUCTL_MCGRP_MONITOR);
+
+	if (grp < 0)
+		return -ENOENT;
+	c->mcgrp = grp;
+	return nl_socket_add_membership(c->sk, grp) ? -EIO : 0;
+}
+
+int nlc_monitor_next(struct nlc *c, int timeout_ms, __u8 *cmd,
+		     struct nlc_dev *d)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = nl_socket_get_fd(c->sk),
+				      .events = POLLIN };
+		int n;
+
+		while (c->buf) {
+			struct nlmsghdr *nlh = (void *)(c->buf + c->bufoff);
+			int rem = c->buflen - c->bufoff;
+
+			if (!nlmsg_ok(nlh, rem)) {
+				free(c->buf);
+				c->buf = NULL;
+				break;
+			}
+			c->bufoff += NLMSG_ALIGN(nlh->nlmsg_len);
+			if (nlh->nlmsg_type != c->family)
+				continue;
+			*cmd = ((struct genlmsghdr *)nlmsg_data(nlh))->cmd;
+			return nlc_parse_dev(nlh, d) ?: 1;
+		}
+		n = poll(&pfd, 1, timeout_ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		n = recv_datagram(c, &c->buf);
+		if (n < 0) {
+			c->buf = NULL;
+			return n;
+		}
+		c->buflen = n;
+		c->bufoff = 0;
+	}
+}
+
+void nlc_print_dev(FILE *f, const char *prefix, const struct nlc_dev *d)
+{
+	fprintf(f, "%s address=%s", prefix, d->address);
+	if (NLC_HAS(d, GPUCTL_A_DEV_VENDOR_ID))
+		fprintf(f, " vendor=0x%04x", d->vendor_id);
+	if (NLC_HAS(d, GPUCTL_A_DEV_DEVICE_ID))
+		fprintf(f, " device=0x%04x", d->device_id);
+	if (NLC_HAS(d, GPUCTL_A_DEV_SUBSYSTEM_VENDOR_ID))
+		fprintf(f, " subsystem_vendor=0x%04x", d->subsystem_vendor_id);
+	if (NLC_HAS(d, GPUCTL_A_DEV_SUBSYSTEM_DEVICE_ID))
+		fprintf(f, " subsystem_device=0x%04x", d->subsystem_device_id);
+	if (NLC_HAS(d, GPUCTL_A_DEV_CLASS))
+		fprintf(f, " class=0x%06x", d->class);
+	if (NLC_HAS(d, GPUCTL_A_DEV_REVISION))
+		fprintf(f, " revision=0x%02x", d->revision);
+	if (NLC_HAS(d, GPUCTL_A_DEV_DRIVER))
+		fprintf(f, " driver=%s", d->driver);
+	if (NLC_HAS(d, GPUCTL_A_DEV_IOMMU_GROUP))
+		fprintf(f, " iommu_group=%u", d->iommu_group);
+	if (NLC_HAS(d, GPUCTL_A_DEV_NUMA_NODE))
+		fprintf(f, " numa_node=%d", d->numa_node);
+	if (NLC_HAS(d, GPUCTL_A_DEV_PCI_ROOT))
+		fprintf(f, " pci_root=%s", d->pci_root);
+	if (NLC_HAS(d, GPUCTL_A_DEV_SRIOV_TOTALVFS))
+		fprintf(f, " sriov_totalvfs=%u", d->sriov_totalvfs);
+	if (NLC_HAS(d, GPUCTL_A_DEV_SRIOV_NUMVFS))
+		fprintf(f, " sriov_numvfs=%u", d->sriov_numvfs);
+	if (NLC_HAS(d, GPUCTL_A_DEV_PHYSFN))
+		fprintf(f, " physfn=%s", d->physfn);
+	if (NLC_HAS(d, GPUCTL_A_DEV_ROLE))
+		fprintf(f, " role=%s", nlc_role_name(d->role));
+	fputc('\n', f);
+}
+
+/* The reason goes last: it holds spaces, and "the rest of the line" is
+ * easy to cut in a shell.
+ */
+void nlc_print_group(FILE *f, const char *prefix, const struct nlc_group *g)
+{
+	int i;
+
+	fprintf(f, "%s id=%u", prefix, g->id);
+	if (NLC_HAS(g, GPUCTL_A_GROUP_VIABLE))
+		fprintf(f, " viable=%u", g->viable);
+	fprintf(f, " devices=");
+	for (i = 0; i < g->ndevices; i++)
+		fprintf(f, "%s%s", i ? "," : "", g->devices[i]);
+	if (NLC_HAS(g, GPUCTL_A_GROUP_REASON))
+		fprintf(f, " reason=%s", g->reason);
+	fputc('\n', f);
+}
+
+void nlc_print_error(FILE *f, const struct nlc *c)
+{
+	fprintf(f, "error: %s (errno %d)", strerror(c->err), c->err);
+	if (c->extack[0])
+		fprintf(f, ": %s", c->extack);
+	if (c->miss_type)
+		fprintf(f, " [missing attribute %u]", c->miss_type);
+	if (c->bad_offset >= 0)
+		fprintf(f, " [bad attribute at offset %d]", c->bad_offset);
+	fputc('\n', f);
+}

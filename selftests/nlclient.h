@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The gpuctl authors.
+ *
+ * A small libnl-genl-3 client for the gpuctl family, written for the
+ * selftests. It deliberately shares no code with tools/gpuctl, so the tests
+ * do not trust the tool to check the module.
+ */
+#ifndef _GPUCTL_NLCLIENT_H
+#define _GPUCTL_NLCLIENT_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <stdio.h>
+
+#include <linux/gpuctl.h>
+
+struct nl_sock;
+struct nl_msg;
+struct nlmsghdr;
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define NLC_ADDR_LEN	16
+#define NLC_NAME_LEN	64
+#define NLC_MAX_MEMBERS	64
+
+/* One dev-get reply or notification. @present has bit (1 << GPUCTL_A_DEV_x)
+ * set for every attribute found in the message, so "absent" and "zero" stay
+ * apart.
+ */
+struct nlc_dev {
+	__u32 present;
+	char address[NLC_ADDR_LEN];
+	__u16 vendor_id;
+	__u16 device_id;
+	__u16 subsystem_vendor_id;
+	__u16 subsystem_device_id;
+	__u32 class;
+	__u8 revision;
+	char driver[NLC_NAME_LEN];
+	__u32 iommu_group;
+	__s32 numa_node;
+	char pci_root[NLC_NAME_LEN];
+	__u16 sriov_totalvfs;
+	__u16 sriov_numvfs;
+	char physfn[NLC_ADDR_LEN];
+	__u32 role;
+};
+
+struct nlc_group {
+	__u32 present;
+	__u32 id;
+	int ndevices;
+	char devices[NLC_MAX_MEMBERS][NLC_ADDR_LEN];
+	__u8 viable;
+	char reason[256];
+};
+
+#define NLC_HAS(obj, attr)	(!!((obj)->present & (1u << (attr))))
+
+/* What a dump looked like on the wire. */
+struct nlc_dump_info {
+	int datagrams;		/* recvmsg() calls that returned dump data */
+	int messages;		/* objects received */
+	bool intr;		/* some message carried NLM_F_DUMP_INTR */
+};
+
+struct nlc {
+	struct nl_sock *sk;
+	int family;
+	int mcgrp;
+	/* The last request's outcome, filled from NLMSG_ERROR. */
+	int err;		/* positive errno, 0 on success */
+	char extack[256];	/* NLMSGERR_ATTR_MSG, "" when absent */
+	__u32 miss_type;	/* NLMSGERR_ATTR_MISS_TYPE, 0 when absent */
+	__s32 bad_offset;	/* NLMSGERR_ATTR_OFFS, -1 when absent */
+	__u32 seq;		/* sequence number of the pending request */
+	/* A received datagram not yet handed out by nlc_monitor_next(). */
+	unsigned char *buf;
+	int buflen;
+	int bufoff;
+};
+
+/* Called for every gpuctl message of a reply, a dump or the monitor. */
+typedef int (*nlc_msg_cb)(struct nlc *c, __u8 cmd,
+			  const struct nlmsghdr *nlh, void *arg);
+
+int nlc_open(struct nlc *c);
+void nlc_close(struct nlc *c);
+int nlc_set_rcvbuf(struct nlc *c, int bytes);
+
+struct nl_msg *nlc_msg_new(struct nlc *c, __u8 cmd, int flags);
+int nlc_send(struct nlc *c, struct nl_msg *msg);
+int nlc_recv_reply(struct nlc *c, nlc_msg_cb cb, void *arg,
+		   struct nlc_dump_info *info);
+int nlc_exchange(struct nlc *c, struct nl_msg *msg, nlc_msg_cb cb, void *arg,
+		 struct nlc_dump_info *info);
+
+int nlc_parse_dev(const struct nlmsghdr *nlh, struct nlc_dev *d);
+int nlc_parse_group(const struct nlmsghdr *nlh, struct nlc_group *g);
+
+int nlc_dev_get(struct nlc *c, const char *address, struct nlc_dev *d);
+int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g);
+int nlc_dev_dump(struct nlc *c, struct nlc_dev **devs, int *n,
+		 struct nlc_dump_info *info);
+int nlc_group_dump(struct nlc *c, struct nlc_group **groups, int *n,
+		   struct nlc_dump_info *info);
+
+int nlc_monitor_join(struct nlc *c);
+/* One notification within @timeout_ms: 1 when one arrived, 0 on timeout. */
+int nlc_monitor_next(struct nlc *c, int timeout_ms, __u8 *cmd,
+		     struct nlc_dev *d);
+
+const char *nlc_cmd_name(__u8 cmd);
+const char *nlc_role_name(__u32 role);
+void nlc_print_dev(FILE *f, const char *prefix, const struct nlc_dev *d);
+void nlc_print_group(FILE *f, const char *prefix, const struct nlc_group *g);
+void nlc_print_error(FILE *f, const struct nlc *c);
+
+#endif /* _GPUCTL_NLCLIENT_H */

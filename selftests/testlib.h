@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The gpuctl authors.
+ *
+ * Helpers shared by the C selftests: sysfs writes that say what they do,
+ * waiting for notifications, comparing the inventory with the model.
+ */
+#ifndef _GPUCTL_TESTLIB_H
+#define _GPUCTL_TESTLIB_H
+
+#include "nlclient.h"
+#include "sysfs_model.h"
+
+#define EVENT_MAX	256
+
+struct event {
+	__u8 cmd;
+	struct nlc_dev dev;
+};
+
+/* Kernel-style bounded copy: -E2BIG when @src was cut short. */
+long strscpy(char *dst, const char *src, size_t size);
+long tl_now_ms(void);
+/* Writes @val to @path, printing the write first as a TAP comment. */
+int tl_write(const char *path, const char *val);
+int tl_writef(const char *val, const char *fmt, ...);
+
+/* The first notification @cmd for @addr within @timeout_ms; with @driver
+ * non-NULL it must also carry that driver ("" = no driver attribute).
+ * Returns 1 when found, 0 on timeout, -errno on error.
+ */
+int tl_wait_ntf(struct nlc *mon, __u8 cmd, const char *addr,
+		const char *driver, int timeout_ms, struct nlc_dev *out);
+/* Every notification until @quiet_ms pass without one or @max_ms pass. */
+int tl_collect(struct nlc *mon, int quiet_ms, int max_ms, struct event *ev,
+	       int max);
+
+/*
+ * Compare the dump with the model, retrying for up to @settle_ms while the
+ * system may still be settling (drivers probing after a rescan). Returns
+ * the mismatch count of the last attempt; @why says what differed.
+ */
+int tl_inventory_diff(struct nlc *c, int settle_ms, char *why, size_t len);
+int tl_groups_diff(struct nlc *c, int settle_ms, char *why, size_t len);
+
+int tl_modprobe(const char *module);
+
+#endif /* _GPUCTL_TESTLIB_H */
