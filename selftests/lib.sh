@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for the gpuctl shell selftests, sourced by each test script:
+# KTAP output, printed sysfs writes, module load and unload, waiting with a
+# timeout, and QMP (device_add/device_del) from inside the QEMU guest.
+# The guest environment (GPUCTL_KO, GPUCTL_QMP, ...) is described in
+# selftests/qemu/run.sh.
+
+# ---------------------------------------------------------------- KTAP --
+
+KTAP_PASS=0
+KTAP_FAIL=0
+KTAP_SKIP=0
+KTAP_TESTNUM=0
+
+ktap_header() {
+	echo "TAP version 13"
+}
+
+# ktap_plan N
+ktap_plan() {
+	echo "1..$1"
+}
+
+ktap_ok() {
+	KTAP_TESTNUM=$((KTAP_TESTNUM + 1))
+	KTAP_PASS=$((KTAP_PASS + 1))
+	echo "ok $KTAP_TESTNUM $*"
+}
+
+ktap_fail() {
+	KTAP_TESTNUM=$((KTAP_TESTNUM + 1))
+	KTAP_FAIL=$((KTAP_FAIL + 1))
+	echo "not ok $KTAP_TESTNUM $*"
+}
+
+# ktap_skip "desc" ["reason"]
+ktap_skip() {
+	KTAP_TESTNUM=$((KTAP_TESTNUM + 1))
+	KTAP_SKIP=$((KTAP_SKIP + 1))
+	echo "ok $KTAP_TESTNUM $1 # SKIP${2:+ $2}"
+}
+
+# ktap_info TEXT...: a diagnostic line.
+ktap_info() {
+	echo "# $*"
+}
+
+# ktap_run_stage "desc" CMD [ARGS...]: runs CMD with its output turned into
+# diagnostics and reports it as one test; exit status 4 (KSFT_SKIP) is a
+# skip. Returns CMD's status.
+ktap_run_stage() {
+	local desc=$1 rc=0
+	shift
+	"$@" > >(sed -u 's/^/# /') 2>&1 || rc=$?
+	# Let the diagnostics of this stage come out before its result.
+	wait $! 2>/dev/null
+	case $rc in
+	0) ktap_ok "$desc" ;;
+	4) ktap_skip "$desc" ;;
+	*) ktap_fail "$desc" ;;
+	esac
+	return $rc
+}
+
+# Prints the totals and exits: 1 if a test failed, 4 if every test was
+# skipped, else 0 (kselftest.h KSFT_* codes).
+ktap_finished() {
+	echo "# Totals: pass:$KTAP_PASS fail:$KTAP_FAIL xfail:0 xpass:0 skip:$KTAP_SKIP error:0"
+	if [ "$KTAP_FAIL" -gt 0 ]; then
+		exit 1
+	elif [ "$KTAP_PASS" -eq 0 ] && [ "$KTAP_SKIP" -gt 0 ]; then
+		exit 4
+	fi
+	exit 0
+}
+
+# ------------------------------------------------------------- writes --
+
+# write_to VALUE FILE: prints the write, then does it.
+write_to() {
+	echo "# echo \"$1\" > $2"
+	echo "$1" > "$2"
+}
+
+# ------------------------------------------------------------- module --
+
+gpuctl_load() {
+	[ -f "${GPUCTL_KO:?}" ] || { echo "# no module $GPUCTL_KO" >&2; return 1; }
+	if grep -q '^gpuctl ' /proc/modules; then
+		return 0
+	fi
+	echo "# insmod $GPUCTL_KO $*"
+	insmod "$GPUCTL_KO" "$@"
+}
+
+gpuctl_unload() {
+	grep -q '^gpuctl ' /proc/modules || return 0
+	echo "# rmmod gpuctl"
+	rmmod gpuctl
+}
+
+# ------------------------------------------------------------ waiting --
+
+# wait_for SECONDS CMD [ARGS...]: runs CMD every 0.1 s until it succeeds;
+# fails after SECONDS.
+wait_for() {
+	local deadline=$(($(date +%s%N) / 1000000 + $1 * 1000))
+	shift
+	until "$@"; do
+		if [ $(($(date +%s%N) / 1000000)) -ge $deadline ]; then
+			echo "# timeout waiting for: $*" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# wait_for_path SECONDS PATH / wait_for_no_path SECONDS PATH
+wait_for_path() {
+	wait_for "$1" test -e "$2"
+}
+
+wait_for_no_path() {
+	wait_for "$1" test ! -e "$2"
+}
+
+_driver_is() {
+	[ "$(basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)")" = "$2" ]
+}
+
+# wait_for_driver SECONDS DDDD:BB:DD.F DRIVER: the device is bound to DRIVER.
+wait_for_driver() {
+	wait_for "$1" _driver_is "$2" "$3"
+}
+
+# ---------------------------------------------------------------- QMP --
+
+QMP_TIMEOUT=${QMP_TIMEOUT:-30}
+_QMP_SEQ=0
+
+# _qmp_session FD REQUEST_JSON ID: sends capabilities negotiation (an
+# error once it is done, which is ignored) and the request, then prints the
+# reply carrying ID. Greeting, events and other replies are skipped.
+_qmp_request() {
+	local fd=$1 req=$2 id=$3 line
+	printf '{"execute": "qmp_capabilities"}\n%s\n' "$req" >&"$fd" || return 1
+	while IFS= read -r -t "$QMP_TIMEOUT" line <&"$fd"; do
+		case $line in
+		*"\"id\": \"$id\""*|*"\"id\":\"$id\""*)
+			printf '%s\n' "$line"
+			case $line in *'"return"'*) return 0 ;; esac
+			return 1
+			;;
+		esac
+	done
+	echo "# qmp: no reply to $req within $QMP_TIMEOUT s" >&2
+	return 1
+}
+
+_qmp_json() {
+	local cmd=$1 args=$2 id=$3
+	if [ -n "$args" ]; then
+		printf '{"execute": "%s", "arguments": %s, "id": "%s"}' "$cmd" "$args" "$id"
+	else
+		printf '{"execute": "%s", "id": "%s"}' "$cmd" "$id"
+	fi
+}
+
+# qmp CMD [ARGUMENTS_JSON]: runs one QMP command on the QEMU hosting this
+# guest and prints its {"return": ...} or {"error": ...} line. Fails on an
+# error reply or no reply.
+#   qmp device_add '{"driver": "bochs-display", "id": "gpu9", "bus": "hp0"}'
+qmp() {
+	local fd rc=0 id
+	_QMP_SEQ=$((_QMP_SEQ + 1))
+	id="gpuctl-$$-$_QMP_SEQ"
+	exec {fd}<>"${GPUCTL_QMP:?}" || return 1
+	_qmp_request "$fd" "$(_qmp_json "$1" "${2:-}" "$id")" "$id" || rc=$?
+	exec {fd}>&-
+	return $rc
+}
+
+# qmp_device_del ID [SECONDS]: unplugs device ID and waits for QEMU's
+# DEVICE_DELETED event, i.e. for the guest to have released it (with ACPI
+# hotplug a few seconds). Both happen in one session, as the guest drops
+# unread monitor output when it closes the port.
+qmp_device_del() {
+	local id=$1 timeout=${2:-$QMP_TIMEOUT} fd rc=0 line qid deadline
+	_QMP_SEQ=$((_QMP_SEQ + 1))
+	qid="gpuctl-$$-$_QMP_SEQ"
+	exec {fd}<>"${GPUCTL_QMP:?}" || return 1
+	if _qmp_request "$fd" "$(_qmp_json device_del "{\"id\": \"$id\"}" "$qid")" "$qid"; then
+		deadline=$((SECONDS + timeout))
+		rc=1
+		while [ $SECONDS -lt $deadline ] &&
+		      IFS= read -r -t $((deadline - SECONDS + 1)) line <&"$fd"; do
+			case $line in
+			*'"DEVICE_DELETED"'*"\"device\": \"$id\""*)
+				printf '%s\n' "$line"
+				rc=0
+				break
+				;;
+			esac
+		done
+		[ $rc = 0 ] || echo "# qmp: no DEVICE_DELETED for $id within $timeout s" >&2
+	else
+		rc=1
+	fi
+	exec {fd}>&-
+	return $rc
+}

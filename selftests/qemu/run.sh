@@ -1,0 +1,312 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot an installed kernel in QEMU (TCG) over the host root filesystem and
+# run one command in it; see usage().
+#
+# Host side of the runner: builds the initramfs (mkinitramfs.sh), starts
+# QEMU with the topology's devices, bridges the guest's QMP port to QEMU's
+# monitor, streams the command's output, retries a boot that never reached
+# the command, and checks the kernel log once the guest is gone.
+#
+# QEMU options are comma lists by nature.
+# shellcheck disable=SC2054
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+me=run.sh
+
+usage() {
+	cat <<EOF
+usage: $me --kernel REL --topology NAME [options] -- CMD...
+
+Boots /boot/vmlinuz-REL with the topology selftests/qemu/topologies/NAME and
+runs CMD as root in the guest, in $root. One CMD argument is a shell command
+line (run with bash -c); several are an argv. Prints CMD's stdout and stderr
+on stdout and stderr and exits with its status; fails if the kernel log has
+a warning, BUG, oops, KASAN or kmemleak report.
+
+options:
+  --interactive      after CMD, a shell on the guest console (needs a TTY)
+  --keep-log FILE    copy the guest console log (the full kernel log) to FILE
+  --out DIR          keep the run directory (GPUCTL_OUT is DIR/share)
+  --timeout SECONDS  whole run, default $timeout
+  --boot-timeout S   boot until CMD starts, default $boot_timeout
+  --smp N            guest CPUs, default $smp
+  --memory SIZE      guest memory, default $memory
+  --append ARGS      extra kernel command line
+  --panic-on-warn    boot with panic_on_warn=1
+EOF
+}
+
+die() { echo "$me: $*" >&2; exit 2; }
+
+rel=
+topology=
+interactive=0
+keep_log=
+keep_out=
+timeout=900
+boot_timeout=300
+smp=2
+memory=2G
+append_extra=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) rel=$2; shift 2 ;;
+	--topology) topology=$2; shift 2 ;;
+	--interactive) interactive=1; shift ;;
+	--keep-log) keep_log=$2; shift 2 ;;
+	--out) keep_out=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--boot-timeout) boot_timeout=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--append) append_extra+=" $2"; shift 2 ;;
+	--panic-on-warn) append_extra+=" panic_on_warn=1"; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; break ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+cmd=("$@")
+
+if [ -z "$rel" ] || [ -z "$topology" ] || [ ${#cmd[@]} -eq 0 ]; then
+	usage >&2
+	exit 2
+fi
+kernel=/boot/vmlinuz-$rel
+[ -r "$kernel" ] || die "cannot read $kernel"
+topo_file=$here/topologies/$topology
+[ -f "$topo_file" ] || die "no topology $topology in $here/topologies"
+# guest.env is parsed by busybox sed before bash can unquote it.
+[ "$(printf %q "$root")" = "$root" ] ||
+	die "the project path must not need shell quoting: $root"
+if [ "$interactive" = 1 ] && ! [ -t 0 ]; then
+	echo "$me: stdin is not a terminal, running without --interactive" >&2
+	interactive=0
+fi
+
+# The topology fragment fills these in; see topologies/full.
+topo_iommu=0
+topo_append=
+topo_machine=()
+topo_devices=()
+# shellcheck source=topologies/full
+. "$topo_file"
+
+mkdir -p "$root/build/qemu"
+initramfs=$("$here/mkinitramfs.sh" "$rel" "$root/build/qemu/$rel")
+
+if [ -n "$keep_out" ]; then
+	mkdir -p "$keep_out"
+	run=$(cd "$keep_out" && pwd)
+else
+	run=$(mktemp -d "$root/build/qemu/out-$rel-$topology.XXXXXX")
+fi
+share=$run/share
+# Unix socket paths are limited to 108 bytes, so not under the project.
+sockdir=$(mktemp -d /tmp/gpuctl-qemu.XXXXXX)
+
+qemu_pid=
+socat_pid=
+watch_pid=
+tail_pids=()
+# shellcheck disable=SC2317 # called from the trap
+cleanup() {
+	local p
+	for p in "$watch_pid" "$socat_pid" "$qemu_pid" "${tail_pids[@]}"; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null
+	done
+	rm -rf "$sockdir"
+	return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$share"
+{
+	printf 'GPUCTL_ROOT=%q\n' "$root"
+	printf 'GPUCTL_KREL=%q\n' "$rel"
+	printf 'GPUCTL_KO=%q\n' "$root/build/$rel/gpuctl.ko"
+	printf 'GPUCTL_TOPOLOGY=%q\n' "$topology"
+	printf 'GPUCTL_INTERACTIVE=%q\n' "$interactive"
+	printf 'GPUCTL_CMD=('
+	printf '%q ' "${cmd[@]}"
+	printf ')\n'
+} > "$share/guest.env"
+
+# panic=-1 with -no-reboot turns a panic into a QEMU exit; oops=panic stops
+# a guest that oopsed instead of letting it limp on to a hang. On a loaded
+# host TCG can be too slow for the boot-time IO-APIC timer check, which then
+# panics ("timer doesn't work through Interrupt-remapped IO-APIC"), hence
+# no_timer_check.
+cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic no_timer_check"
+cmdline+=" rdinit=/init${topo_append:+ $topo_append}$append_extra"
+
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -no-reboot
+      -machine q35,accel=tcg -cpu max -smp "$smp" -m "$memory"
+      -display none
+      -kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
+      "${topo_machine[@]}")
+# The vIOMMU must come before every PCI device it translates for.
+[ "$topo_iommu" = 1 ] && qemu+=(-device intel-iommu,intremap=on)
+qemu+=(-fsdev "local,id=fsroot,path=/,security_model=none,readonly=on,multidevs=remap"
+       -device virtio-9p-pci,fsdev=fsroot,mount_tag=gpuctl_root,bus=pcie.0,addr=0x2
+       -fsdev "local,id=fsout,path=$share,security_model=none,multidevs=remap"
+       -device virtio-9p-pci,fsdev=fsout,mount_tag=gpuctl_out,bus=pcie.0,addr=0x3
+       -device virtio-serial-pci,id=vser,bus=pcie.0,addr=0x4
+       -chardev "file,id=cout,path=$run/stdout,append=on"
+       -device virtserialport,bus=vser.0,chardev=cout,name=org.gpuctl.stdout
+       -chardev "file,id=cerr,path=$run/stderr,append=on"
+       -device virtserialport,bus=vser.0,chardev=cerr,name=org.gpuctl.stderr
+       -chardev "socket,id=gqmp,path=$sockdir/gq.sock,server=on,wait=off"
+       -device virtserialport,bus=vser.0,chardev=gqmp,name=org.gpuctl.qmp
+       -chardev "socket,id=qmp,path=$sockdir/qmp.sock,server=on,wait=off"
+       -mon chardev=qmp,mode=control)
+if [ "$interactive" = 1 ]; then
+	qemu+=(-chardev "stdio,id=con,mux=on,signal=off,logfile=$run/console.log"
+	       -serial chardev:con -mon chardev=con,mode=readline)
+else
+	qemu+=(-chardev "file,id=con,path=$run/console.log" -serial chardev:con)
+fi
+qemu+=("${topo_devices[@]}")
+printf '%q ' "${qemu[@]}" > "$run/qemu.cmdline"
+echo >> "$run/qemu.cmdline"
+
+# Connects QEMU's QMP monitor to the guest's org.gpuctl.qmp port. QEMU holds
+# monitor output back until the guest opens the port.
+start_bridge() {
+	local _
+	for _ in $(seq 100); do
+		[ -S "$sockdir/qmp.sock" ] && [ -S "$sockdir/gq.sock" ] && break
+		sleep 0.1
+	done
+	socat "UNIX-CONNECT:$sockdir/qmp.sock" "UNIX-CONNECT:$sockdir/gq.sock" \
+		2>>"$run/socat.log" &
+	socat_pid=$!
+}
+
+# Kills QEMU when the guest has not started CMD after boot_timeout seconds,
+# or has not finished after timeout; says which in $run/killed.
+watchdog() {
+	local t=0
+	while sleep 1; do
+		t=$((t + 1))
+		if [ ! -e "$share/started" ] && [ $t -ge "$boot_timeout" ]; then
+			echo boot > "$run/killed"
+			break
+		fi
+		if [ $t -ge "$timeout" ]; then
+			echo timeout > "$run/killed"
+			break
+		fi
+	done
+	kill "$qemu_pid" 2>/dev/null
+}
+
+# One boot; returns 0 when the guest reached CMD.
+boot() {
+	local t0=$SECONDS
+	rm -f "$share/started" "$share/status" "$share/status.tmp" \
+	      "$share/dmesg" "$run/killed"
+	: > "$run/stdout"
+	: > "$run/stderr"
+	: > "$run/console.log"
+	if [ "$interactive" = 1 ]; then
+		"${qemu[@]}" 2>>"$run/qemu.log" &
+	else
+		"${qemu[@]}" </dev/null >>"$run/qemu.log" 2>&1 &
+	fi
+	qemu_pid=$!
+	start_bridge
+	tail_pids=()
+	if [ "$interactive" = 0 ]; then
+		tail -n +1 -f --pid="$qemu_pid" "$run/stdout" &
+		tail_pids+=($!)
+		tail -n +1 -f --pid="$qemu_pid" "$run/stderr" >&2 &
+		tail_pids+=($!)
+	fi
+	if [ "$interactive" = 0 ]; then
+		watchdog &
+		watch_pid=$!
+	fi
+	qemu_rc=0
+	wait "$qemu_pid" || qemu_rc=$?
+	qemu_pid=
+	[ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null
+	wait "$watch_pid" 2>/dev/null || true
+	watch_pid=
+	kill "$socat_pid" 2>/dev/null
+	wait "$socat_pid" 2>/dev/null || true
+	socat_pid=
+	# The tails end by themselves once they have printed everything.
+	wait "${tail_pids[@]}" 2>/dev/null || true
+	tail_pids=()
+	echo "boot ${1}: qemu exited with $qemu_rc after $((SECONDS - t0)) s" \
+		>> "$run/qemu.log"
+	[ -e "$share/started" ]
+}
+
+booted=0
+for n in 1 2; do
+	if boot "$n"; then
+		booted=1
+		break
+	fi
+	if [ "$n" = 1 ]; then
+		echo "$me: guest did not reach the tests on $rel (boot $n), retrying" >&2
+		cp "$run/console.log" "$run/console-boot$n.log"
+	fi
+done
+
+if [ -n "$keep_log" ]; then
+	cp "$run/console.log" "$keep_log"
+fi
+
+fail=0
+if [ "$booted" = 0 ]; then
+	echo "$me: guest did not reach the tests on $rel (boot 2), giving up;" \
+	     "last console lines:" >&2
+	tail -n 20 "$run/console.log" | sed 's/^/  /' >&2
+	fail=1
+	status=1
+elif [ -f "$share/status" ]; then
+	status=$(cat "$share/status")
+	[ "$status" = 0 ] || echo "$me: command exited with status $status" >&2
+elif [ "$(cat "$run/killed" 2>/dev/null)" = timeout ]; then
+	echo "$me: timeout after $timeout s on $rel; last console lines:" >&2
+	tail -n 20 "$run/console.log" | sed 's/^/  /' >&2
+	status=124
+else
+	echo "$me: guest on $rel died while running the command;" \
+	     "last console lines:" >&2
+	tail -n 20 "$run/console.log" | sed 's/^/  /' >&2
+	status=1
+fi
+
+# Kernel log check. Only kernel lines of the console (they carry the
+# printk timestamp) are scanned, so firmware and command output never match.
+bad='WARNING:|BUG:|Oops|KASAN|kmemleak|general protection|Call Trace|RIP:'
+scan() {
+	grep -E '^(<[0-9]+>)?\[ *[0-9]+\.[0-9]+\]' "$2" 2>/dev/null |
+		grep -E "$bad" | head -n 5 | sed "s|^|$me: $1 on $rel: |" >&2
+	return 0
+}
+if [ "$booted" = 1 ]; then
+	hits=$( { scan "kernel log" "$run/console.log"; scan "dmesg" "$share/dmesg"; } 2>&1)
+	if [ -n "$hits" ]; then
+		echo "$hits" >&2
+		fail=1
+	fi
+fi
+
+if [ "$fail" = 1 ] || [ "$status" != 0 ]; then
+	[ -z "$keep_out" ] && echo "$me: run directory kept: $run" >&2
+	[ "$status" != 0 ] && exit "$status"
+	exit 1
+fi
+[ -z "$keep_out" ] && rm -rf "$run"
+exit 0
