@@ -9,6 +9,9 @@
 # the "full" topology, checked by hand: regenerate with GPUCTL_GOLDEN_UPDATE=1
 # (written to $GPUCTL_OUT) only when the topology or the ABI changes.
 
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -91,7 +94,8 @@ JQ_NORM='def hex($w): [recurse(if . >= 16 then ./16 | floor else empty end) | . 
 JQ_TOOL='def hexnum: if type == "number" then . else
 	ltrimstr("0x") | ascii_downcase | explode |
 	reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end)) end;
-	map({name, msg: (.msg | with_entries(.key |= gsub("_"; "-")) |
+	map({name, msg: (.msg | del(.vendor, .device) |
+		with_entries(.key |= gsub("_"; "-")) |
 		with_entries(select(.value != null)) |
 		.["vendor-id"] |= hexnum | .["device-id"] |= hexnum |
 		.["subsystem-vendor-id"] |= hexnum |
@@ -114,8 +118,8 @@ scenario_rebind_bochs() {
 	a=$(find_by_driver bochs-drm)
 	[ -n "$a" ] || return 1
 	RESTORE+=("echo $a > /sys/bus/pci/drivers/bochs-drm/bind")
-	write_to "$SYS_PCI/$a/driver/unbind" "$a"
-	write_to /sys/bus/pci/drivers/bochs-drm/bind "$a"
+	write_to "$a" "$SYS_PCI/$a/driver/unbind"
+	write_to "$a" /sys/bus/pci/drivers/bochs-drm/bind
 }
 
 scenario_rescan_hda() {
@@ -125,8 +129,8 @@ scenario_rescan_hda() {
 	[ -n "$a" ] || return 1
 	parent=$(basename "$(dirname "$(readlink -f "$SYS_PCI/$a")")")
 	RESTORE+=("echo 1 > /sys/bus/pci/rescan")
-	write_to "$SYS_PCI/$a/remove" 1
-	write_to "$SYS_PCI/$parent/rescan" 1
+	write_to 1 "$SYS_PCI/$a/remove"
+	write_to 1 "$SYS_PCI/$parent/rescan"
 	# snd_hda_intel binds from the rescan itself; wait for it
 	for _ in $(seq 50); do
 		[ -e "$SYS_PCI/$a/driver" ] && return 0
@@ -175,19 +179,19 @@ check_agree() {	# NAME
 	diff -u "$TMP/$1.norm" "$TMP/$1.tnorm"
 }
 
-ktap_print_header
-ktap_set_plan 6
-gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+ktap_header
+ktap_plan 6
+gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
 for c in rebind_bochs rescan_hda; do
 	name=${c//_/-}
-	if run_stage "$name: scenario captured by YNL CLI and gpuctl" \
+	if ktap_run_stage "$name: scenario captured by YNL CLI and gpuctl" \
 		capture "$name" "scenario_$c"; then
-		run_stage "$name: YNL capture equals json/$name.json" check_golden "$name"
-		run_stage "$name: gpuctl -j monitor agrees with YNL" check_agree "$name"
+		ktap_run_stage "$name: YNL capture equals json/$name.json" check_golden "$name"
+		ktap_run_stage "$name: gpuctl -j monitor agrees with YNL" check_agree "$name"
 	else
-		ktap_test_fail "$name: YNL capture equals json/$name.json"
-		ktap_test_fail "$name: gpuctl -j monitor agrees with YNL"
+		ktap_fail "$name: YNL capture equals json/$name.json"
+		ktap_fail "$name: gpuctl -j monitor agrees with YNL"
 	fi
 done
 

@@ -7,10 +7,15 @@
 # facts sysfs gives, and announced with dev-del-ntf when it goes. Then a
 # GPU with an HDMI-audio companion plugged as one multifunction slot.
 
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 SYS_PCI=/sys/bus/pci/devices
+KSRC=$GPUCTL_ROOT/build/linux-source-6.12
+YNL=$KSRC/tools/net/ynl
 TMP=$(mktemp -d /tmp/test_hotplug.XXXXXX)
 MON_PID=
 PLUGGED=()
@@ -20,21 +25,50 @@ cleanup() {
 
 	[ -n "$MON_PID" ] && kill "$MON_PID" 2>/dev/null
 	for id in "${PLUGGED[@]}"; do
-		qmp_device_del "$id" >/dev/null 2>&1
+		qmp_device_del "$id" 10 >/dev/null 2>&1
 	done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
 qmp_device_add() {	# ID DRIVER ADDR [EXTRA_JSON_MEMBERS]
-	local id=$1 drv=$2 addr=$3 extra=${4:+, $4}
-
-	qmp "{\"execute\": \"device_add\", \"arguments\": {\"driver\": \"$drv\",
-	      \"id\": \"$id\", \"bus\": \"hp0\", \"addr\": \"$addr\"$extra}}"
+	qmp device_add "{\"driver\": \"$2\", \"id\": \"$1\", \"bus\": \"hp0\",
+		\"addr\": \"$3\"${4:+, $4}}"
 }
 
-qmp_device_del() {	# ID
-	qmp "{\"execute\": \"device_del\", \"arguments\": {\"id\": \"$1\"}}"
+# (Shared with test_golden.sh; lib.sh would be their better home.)
+# The id of the gpuctl "monitor" multicast group, from the kernel's nlctrl.
+monitor_group_id() {
+	/usr/bin/python3 "$YNL/cli.py" \
+		--spec "$KSRC/Documentation/netlink/specs/nlctrl.yaml" \
+		--do getfamily --json '{"family-name": "gpuctl"}' --output-json |
+		jq -r '.["mcast-groups"][] | to_entries[].value |
+			select(.name == "monitor") | .id'
+}
+
+# Wait until process PID has a netlink socket that joined group GID.
+# /proc/net/netlink shows the first 32 groups of each socket as a bitmap;
+# for a higher group id only the socket itself can be seen, and the wait
+# falls back to a pause long enough for the process to subscribe.
+wait_subscribed() {	# PID GID
+	local pid=$1 gid=$2 ino groups
+
+	for _ in $(seq 200); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		for ino in $(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null |
+			     tr -dc '0-9\n'); do
+			groups=$(awk -v ino="$ino" '$2 == 16 && $10 == ino { print $4 }' \
+				/proc/net/netlink)
+			[ -n "$groups" ] || continue
+			if [ "$gid" -gt 32 ]; then
+				sleep 2
+				return 0
+			fi
+			(( (0x$groups >> (gid - 1)) & 1 )) && return 0
+		done
+		sleep 0.1
+	done
+	return 1
 }
 
 pci_list() {
@@ -63,7 +97,7 @@ wait_gone() {	# ADDR...
 		for a in "$@"; do
 			[ -e "$SYS_PCI/$a" ] && left=1
 		done
-		[ $left -eq 0 ] && return 0
+		[ "$left" -eq 0 ] && return 0
 		sleep 0.2
 	done
 	return 1
@@ -98,7 +132,7 @@ wait_event() {	# NAME ADDR [COND]
 start_monitor() {
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID"
+	wait_subscribed "$MON_PID" "$(monitor_group_id)"
 }
 
 stop_monitor() {
@@ -108,7 +142,7 @@ stop_monitor() {
 	wait "$MON_PID"
 	rc=$?
 	MON_PID=
-	return $rc
+	return "$rc"
 }
 
 # The tool's view of ADDR agrees with sysfs on what hot-plug sets up.
@@ -119,7 +153,7 @@ dev_matches_sysfs() {	# ADDR
 	[ -e "$d/iommu_group" ] && grp=$(basename "$(readlink "$d/iommu_group")")
 	gpuctl -j dev show "$a" >"$TMP/dev" || return 1
 	jq -e --argjson drv "$drv" --argjson grp "$grp" \
-		--arg ven "$(<"$d/vendor")" --arg cls "$(<"$d/class")" '.dev[0] |
+		--arg ven "$(<"$d/vendor")" --arg cls "$(<"$d/class")" '.devices[0] |
 		.driver == $drv and .iommu_group == $grp and
 		(.vendor_id | tostring | ltrimstr("0x")) == ($ven | ltrimstr("0x")) and
 		(.class | tostring | ltrimstr("0x")) == ($cls | ltrimstr("0x"))' \
@@ -157,11 +191,11 @@ check_gone() {
 	local rc
 
 	gpuctl -j dev show | jq -e --arg a "$GPU" \
-		'.dev | all(.address != $a)' >/dev/null || return 1
+		'.devices | all(.address != $a)' >/dev/null || return 1
 	gpuctl dev show "$GPU" >/dev/null 2>&1
 	rc=$?
 	stop_monitor || return 1
-	[ $rc -eq 2 ]
+	[ "$rc" -eq 2 ]
 }
 
 # QEMU plugs a multifunction slot when function 0 arrives, so the audio
@@ -203,18 +237,18 @@ check_del_multifunction() {
 	stop_monitor
 }
 
-ktap_print_header
-ktap_set_plan 7
-gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
-[ -c "$GPUCTL_QMP" ] || ktap_exit_fail_msg "no QMP device"
+ktap_header
+ktap_plan 7
+gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
+[ -c "$GPUCTL_QMP" ] || { ktap_info "no QMP device"; exit 1; }
 
-run_stage "device_add bochs-display: dev-add-ntf, role gpu" check_add_gpu
-run_stage "hot-added GPU bound to bochs-drm, tool agrees with sysfs" check_added_bound
-run_stage "device_del: dev-del-ntf and the device is gone" check_del_gpu
-run_stage "removed GPU not listed, dev show ADDR exits 2" check_gone
-run_stage "multifunction GPU + HDA hot-add: both announced" check_add_multifunction
-run_stage "multifunction: both bound, tool agrees with sysfs" check_multifunction_sysfs
-run_stage "multifunction device_del: both announced gone" check_del_multifunction
+ktap_run_stage "device_add bochs-display: dev-add-ntf, role gpu" check_add_gpu
+ktap_run_stage "hot-added GPU bound to bochs-drm, tool agrees with sysfs" check_added_bound
+ktap_run_stage "device_del: dev-del-ntf and the device is gone" check_del_gpu
+ktap_run_stage "removed GPU not listed, dev show ADDR exits 2" check_gone
+ktap_run_stage "multifunction GPU + HDA hot-add: both announced" check_add_multifunction
+ktap_run_stage "multifunction: both bound, tool agrees with sysfs" check_multifunction_sysfs
+ktap_run_stage "multifunction device_del: both announced gone" check_del_multifunction
 
 gpuctl_unload
 ktap_finished

@@ -8,6 +8,9 @@
 # and while dumps run: nothing may crash or hang, and the runner fails the
 # run on any WARN or oops in the kernel log.
 
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -85,7 +88,7 @@ check_rmmod_under_monitor() {
 	wait "$pid"
 	rc=$?
 	cat "$TMP/mon.err"
-	[ $rc -le 2 ] && ! is_loaded
+	[ "$rc" -le 2 ] && ! is_loaded
 }
 
 check_reload_after_monitor() {
@@ -125,16 +128,16 @@ check_unload_last() {
 	rmmod gpuctl && ! is_loaded
 }
 
-ktap_print_header
-ktap_set_plan 7
+ktap_header
+ktap_plan 7
 is_loaded && rmmod gpuctl
 
-run_stage "insmod/rmmod $LOOPS times with dyndbg=+p" check_load_loop
-run_stage "every created object destroyed" check_balance
-run_stage "objects created on every load" check_created_per_load
-run_stage "rmmod while gpuctl monitor listens" check_rmmod_under_monitor
-run_stage "module loads again after that" check_reload_after_monitor
-run_stage "rmmod during a dump loop" check_rmmod_under_dump
-run_stage "module unloads at the end" check_unload_last
+ktap_run_stage "insmod/rmmod $LOOPS times with dyndbg=+p" check_load_loop
+ktap_run_stage "every created object destroyed" check_balance
+ktap_run_stage "objects created on every load" check_created_per_load
+ktap_run_stage "rmmod while gpuctl monitor listens" check_rmmod_under_monitor
+ktap_run_stage "module loads again after that" check_reload_after_monitor
+ktap_run_stage "rmmod during a dump loop" check_rmmod_under_dump
+ktap_run_stage "module unloads at the end" check_unload_last
 
 ktap_finished

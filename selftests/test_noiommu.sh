@@ -5,6 +5,9 @@
 # Without an IOMMU no device has a group: gpuctl still lists every GPU,
 # with role gpu and no iommu_group, and has no group to show.
 
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -31,16 +34,16 @@ check_no_groups_in_sysfs() {
 
 check_gpus_listed() {
 	sysfs_gpus >"$TMP/want"
-	gpuctl -j dev show | jq -r '.dev[].address' | sort >"$TMP/got"
+	gpuctl -j dev show | jq -r '.devices[].address' | sort >"$TMP/got"
 	diff -u "$TMP/want" "$TMP/got" && [ -s "$TMP/want" ]
 }
 
 check_roles() {
-	gpuctl -j dev show | jq -e '.dev | length > 0 and all(.role == "gpu")' >/dev/null
+	gpuctl -j dev show | jq -e '.devices | length > 0 and all(.role == "gpu")' >/dev/null
 }
 
 check_iommu_group_null() {
-	gpuctl -j dev show | jq -e '.dev | all(has("iommu_group") and .iommu_group == null)' \
+	gpuctl -j dev show | jq -e '.devices | all(has("iommu_group") and .iommu_group == null)' \
 		>/dev/null
 }
 
@@ -53,14 +56,14 @@ check_drivers() {
 		[ -e "$SYS_PCI/$a/driver" ] &&
 			drv="\"$(basename "$(readlink "$SYS_PCI/$a/driver")")\""
 		jq -e --arg a "$a" --argjson drv "$drv" \
-			'.dev[] | select(.address == $a) | .driver == $drv' \
+			'.devices[] | select(.address == $a) | .driver == $drv' \
 			"$TMP/devs" >/dev/null || { echo "$a: driver is not $drv"; rc=1; }
 	done
-	return $rc
+	return "$rc"
 }
 
 check_group_show_empty() {
-	gpuctl -j group show | jq -e '.group == []' >/dev/null
+	gpuctl -j group show | jq -e '.groups == []' >/dev/null
 }
 
 check_ynl_group_dump_empty() {
@@ -80,19 +83,19 @@ check_reject_group_do() {
 		--do group-get --json '{"id": 0}' --output-json
 }
 
-ktap_print_header
-ktap_set_plan 9
-gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+ktap_header
+ktap_plan 9
+gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
-run_stage "no IOMMU groups in sysfs" check_no_groups_in_sysfs
-run_stage "every GPU listed" check_gpus_listed
-run_stage "every device has role gpu" check_roles
-run_stage "iommu_group is null for every device" check_iommu_group_null
-run_stage "drivers match sysfs" check_drivers
-run_stage "group show is empty" check_group_show_empty
-run_stage "YNL group-get dump is empty" check_ynl_group_dump_empty
-run_stage "YNL dev-get carries no iommu-group attribute" check_ynl_no_iommu_group_attr
-run_stage "reject group-get of group 0" check_reject_group_do
+ktap_run_stage "no IOMMU groups in sysfs" check_no_groups_in_sysfs
+ktap_run_stage "every GPU listed" check_gpus_listed
+ktap_run_stage "every device has role gpu" check_roles
+ktap_run_stage "iommu_group is null for every device" check_iommu_group_null
+ktap_run_stage "drivers match sysfs" check_drivers
+ktap_run_stage "group show is empty" check_group_show_empty
+ktap_run_stage "YNL group-get dump is empty" check_ynl_group_dump_empty
+ktap_run_stage "YNL dev-get carries no iommu-group attribute" check_ynl_no_iommu_group_attr
+ktap_run_stage "reject group-get of group 0" check_reject_group_do
 
 gpuctl_unload
 ktap_finished

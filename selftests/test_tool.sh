@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# topology: full
+# topology: full noiommu
 #
 # The gpuctl tool against sysfs: every device and group the tool shows is
 # recomputed here from /sys/bus/pci/devices and /sys/kernel/iommu_groups,
@@ -8,10 +8,15 @@
 # that has GPUs. Also the tool's error paths, help, version, monitor, man
 # page and bash completion.
 
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 SYS_PCI=/sys/bus/pci/devices
+KSRC=$GPUCTL_ROOT/build/linux-source-6.12
+YNL=$KSRC/tools/net/ynl
 TMP=$(mktemp -d /tmp/test_tool.XXXXXX)
 MON_PID=
 
@@ -21,10 +26,43 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The facts the tool must report about one PCI function, read from sysfs
-# and printed as the JSON object `gpuctl -j dev show` gives for it.
+# The model: what the tool must report, from sysfs alone. One pass over
+# /sys/bus/pci/devices with few forks, because every fork is slow under TCG.
+declare -A CLASS DRIVER GROUP PHYSFN PARENT
+
+sysfs_scan() {
+	local d a dir name target
+
+	CLASS=() DRIVER=() GROUP=() PHYSFN=() PARENT=()
+	for d in "$SYS_PCI"/*; do
+		CLASS[${d##*/}]=$(<"$d/class")
+	done
+	# every link the model needs, from one find
+	while read -r dir name target; do
+		a=${dir##*/}
+		case $name in
+		driver) DRIVER[$a]=${target##*/} ;;
+		iommu_group) GROUP[$a]=${target##*/} ;;
+		physfn) PHYSFN[$a]=${target##*/} ;;
+		esac
+	done < <(find "$SYS_PCI"/*/ -maxdepth 1 \
+		\( -name driver -o -name iommu_group -o -name physfn \) -printf '%h %f %l\n')
+	# ../../../devices/pci0000:00/0000:00:10.0/0000:01:00.0: the part
+	# after the host bridge names the top-most port
+	while read -r a target; do
+		target=${target#*/devices/}
+		name=${target%%/*}
+		target=${target#"$name"/}
+		if [ "${target%%/*}" = "$a" ]; then
+			PARENT[$a]=$name
+		else
+			PARENT[$a]=${target%%/*}
+		fi
+	done < <(find "$SYS_PCI"/ -mindepth 1 -maxdepth 1 -printf '%f %l\n')
+}
+
 sysfs_is_gpu() {	# ADDR
-	local base=$(( $(<"$SYS_PCI/$1/class") >> 16 ))
+	local base=$(( ${CLASS[$1]} >> 16 ))
 
 	[ "$base" -eq $((0x03)) ] || [ "$base" -eq $((0x12)) ]
 }
@@ -37,17 +75,16 @@ sysfs_is_bridge() {	# ADDR: header type 1 (PCI bridge) or 2 (CardBus)
 	[ "$ht" -eq 1 ] || [ "$ht" -eq 2 ]
 }
 
-sysfs_group() {	# ADDR: IOMMU group number, empty without one
-	[ -e "$SYS_PCI/$1/iommu_group" ] || return 0
-	basename "$(readlink "$SYS_PCI/$1/iommu_group")"
-}
-
 sysfs_group_members() {	# GROUP
-	ls "/sys/kernel/iommu_groups/$1/devices"
+	local m
+
+	for m in "/sys/kernel/iommu_groups/$1/devices"/*; do
+		echo "${m##*/}"
+	done
 }
 
 sysfs_role() {	# ADDR
-	local a=$1 g m
+	local a=$1 m
 
 	if sysfs_is_gpu "$a"; then
 		echo gpu
@@ -57,8 +94,7 @@ sysfs_role() {	# ADDR
 		echo bridge
 		return
 	fi
-	g=$(sysfs_group "$a")
-	for m in $(sysfs_group_members "$g"); do
+	for m in $(sysfs_group_members "${GROUP[$a]}"); do
 		if [ "${m%.*}" = "${a%.*}" ] && sysfs_is_gpu "$m"; then
 			echo companion
 			return
@@ -67,128 +103,104 @@ sysfs_role() {	# ADDR
 	echo foreign
 }
 
-sysfs_pci_root() {	# ADDR: first device below the host bridge, or the host bridge
-	local path top
-
-	path=$(readlink -f "$SYS_PCI/$1")
-	path=${path#/sys/devices/}
-	top=${path%%/*}
-	path=${path#"$top"/}
-	if [ "${path%%/*}" = "$1" ]; then
-		echo "$top"
-	else
-		echo "${path%%/*}"
-	fi
-}
-
-sysfs_dev_json() {	# ADDR
-	local a=$1 d=$SYS_PCI/$1 drv='' grp pf='' total=0 num=0
-
-	[ -e "$d/driver" ] && drv=$(basename "$(readlink "$d/driver")")
-	[ -e "$d/physfn" ] && pf=$(basename "$(readlink "$d/physfn")")
-	[ -r "$d/sriov_totalvfs" ] && total=$(<"$d/sriov_totalvfs")
-	[ -r "$d/sriov_numvfs" ] && num=$(<"$d/sriov_numvfs")
-	grp=$(sysfs_group "$a")
-	jq -n -S --arg address "$a" \
-		--arg vendor_id "$(<"$d/vendor")" --arg device_id "$(<"$d/device")" \
-		--arg subsystem_vendor_id "$(<"$d/subsystem_vendor")" \
-		--arg subsystem_device_id "$(<"$d/subsystem_device")" \
-		--arg class "$(<"$d/class")" --arg revision "$(<"$d/revision")" \
-		--arg driver "$drv" --arg iommu_group "$grp" \
-		--argjson numa_node "$(<"$d/numa_node")" \
-		--arg pci_root "$(sysfs_pci_root "$a")" \
-		--argjson sriov_totalvfs "$total" --argjson sriov_numvfs "$num" \
-		--arg physfn "$pf" --arg role "$(sysfs_role "$a")" '
-		def hex($n): $n | ltrimstr("0x");
-		{address: $address,
-		 vendor_id: hex($vendor_id), device_id: hex($device_id),
-		 subsystem_vendor_id: hex($subsystem_vendor_id),
-		 subsystem_device_id: hex($subsystem_device_id),
-		 class: hex($class), revision: hex($revision),
-		 driver: (if $driver == "" then null else $driver end),
-		 iommu_group: (if $iommu_group == "" then null
-			       else ($iommu_group | tonumber) end),
-		 numa_node: $numa_node, pci_root: $pci_root,
-		 sriov_totalvfs: $sriov_totalvfs, sriov_numvfs: $sriov_numvfs,
-		 physfn: (if $physfn == "" then null else $physfn end),
-		 role: $role}'
-}
-
 # Every device gpuctl must track: the GPUs and every member of their groups.
 sysfs_tracked() {
-	local d a g
+	local a
 
-	for d in "$SYS_PCI"/*; do
-		a=${d##*/}
+	sysfs_scan
+	for a in "${!CLASS[@]}"; do
 		sysfs_is_gpu "$a" || continue
 		echo "$a"
-		g=$(sysfs_group "$a")
-		[ -n "$g" ] && sysfs_group_members "$g"
+		[ -n "${GROUP[$a]}" ] && sysfs_group_members "${GROUP[$a]}"
 	done | sort -u
 }
 
 sysfs_gpu_groups() {
 	local a
 
-	for a in $(sysfs_tracked); do
-		sysfs_group "$a"
+	sysfs_scan
+	for a in "${!CLASS[@]}"; do
+		sysfs_is_gpu "$a" && [ -n "${GROUP[$a]}" ] && echo "${GROUP[$a]}"
 	done | sort -un
 }
 
-# The tool's device objects, with ids written the way sysfs writes them
-# (lower-case hex without "0x") so both sides compare as strings.
-tool_devs() {
-	gpuctl -j dev show | jq -S '.dev[] |
-		def hex: if type == "number" then . else ltrimstr("0x") end;
-		.vendor_id |= hex | .device_id |= hex |
-		.subsystem_vendor_id |= hex | .subsystem_device_id |= hex |
-		.class |= hex | .revision |= hex'
+# The tracked devices as `gpuctl -j dev show` must print them (without
+# the pci.ids names), one sorted JSON object each.
+sysfs_model() {
+	local a d total num
+
+	sysfs_scan
+	for a in $(sysfs_tracked); do
+		d=$SYS_PCI/$a
+		total=0 num=0
+		[ -r "$d/sriov_totalvfs" ] && total=$(<"$d/sriov_totalvfs")
+		[ -r "$d/sriov_numvfs" ] && num=$(<"$d/sriov_numvfs")
+		printf '%s\n' "$a" "$(<"$d/vendor")" "$(<"$d/device")" \
+			"$(<"$d/subsystem_vendor")" "$(<"$d/subsystem_device")" \
+			"${CLASS[$a]}" "$(( $(<"$d/revision") ))" "${DRIVER[$a]}" \
+			"${GROUP[$a]}" "$(<"$d/numa_node")" "${PARENT[$a]}" \
+			"$total" "$num" "${PHYSFN[$a]}" "$(sysfs_role "$a")"
+	done | jq -R . | jq -s -S -c '
+		def hex: ltrimstr("0x");
+		def opt: if . == "" then null else . end;
+		[range(0; length; 15) as $i | .[$i:$i + 15]] | .[] |
+		{address: .[0], vendor_id: (.[1] | hex), device_id: (.[2] | hex),
+		 subsystem_vendor_id: (.[3] | hex),
+		 subsystem_device_id: (.[4] | hex),
+		 class: (.[5] | hex), revision: (.[6] | tonumber),
+		 driver: (.[7] | opt),
+		 iommu_group: (.[8] | opt | if . then tonumber else null end),
+		 numa_node: (.[9] | tonumber), pci_root: .[10],
+		 sriov_totalvfs: (.[11] | tonumber),
+		 sriov_numvfs: (.[12] | tonumber),
+		 physfn: (.[13] | opt), role: .[14]}'
 }
 
-# A bound GPU whose driver can be unbound and bound again in the test.
-pick_rebind_dev() {
-	local a drv
+# The tool's device objects without the names it looks up in pci.ids,
+# which check_dev_names compares with lspci.
+tool_devs() {	# [ADDR]
+	gpuctl -j dev show "$@" | jq -S '.devices[] | del(.vendor, .device)'
+}
 
+# A bound GPU whose driver can be unbound and bound again in the test:
+# bochs-drm when there is one, which rebinds cleanly.
+pick_rebind_dev() {
+	local a pick=''
+
+	sysfs_scan
 	for a in $(sysfs_tracked); do
-		sysfs_is_gpu "$a" || continue
-		[ -e "$SYS_PCI/$a/driver" ] || continue
-		drv=$(basename "$(readlink "$SYS_PCI/$a/driver")")
-		case $drv in
-		bochs*) echo "$a"; return ;;
-		esac
+		if ! sysfs_is_gpu "$a" || [ -z "${DRIVER[$a]}" ]; then
+			continue
+		fi
+		[ "${DRIVER[$a]}" = bochs-drm ] && { echo "$a"; return; }
+		[ -n "$pick" ] || pick=$a
 	done
-	for a in $(sysfs_tracked); do
-		[ -e "$SYS_PCI/$a/driver" ] && sysfs_is_gpu "$a" && { echo "$a"; return; }
-	done
+	echo "$pick"
 }
 
 # --- stages ---------------------------------------------------------------
 
 check_dev_set() {
 	sysfs_tracked >"$TMP/want" &&
-	gpuctl -j dev show | jq -r '.dev[].address' | sort >"$TMP/got" &&
+	gpuctl -j dev show | jq -r '.devices[].address' | sort >"$TMP/got" &&
 	diff -u "$TMP/want" "$TMP/got" &&
 	[ -s "$TMP/want" ]
 }
 
 check_dev_fields() {
-	local a rc=0
-
-	tool_devs >"$TMP/devs" || return 1
-	for a in $(sysfs_tracked); do
-		sysfs_dev_json "$a" >"$TMP/want" || return 1
-		jq -S --arg a "$a" 'select(.address == $a)' "$TMP/devs" >"$TMP/got"
-		diff -u "$TMP/want" "$TMP/got" || rc=1
-	done
-	return $rc
+	sysfs_model | jq -s -S 'sort_by(.address)' >"$TMP/want" &&
+	tool_devs | jq -s -S 'sort_by(.address)' >"$TMP/got" &&
+	diff -u "$TMP/want" "$TMP/got"
 }
 
 check_id_formats() {
-	# ids are 4 hex digits, the class 6, whatever the tool's quoting
-	gpuctl -j dev show | jq -e '[.dev[] |
-		(.vendor_id | tostring | test("^(0x)?[0-9a-f]{4}$")) and
-		(.device_id | tostring | test("^(0x)?[0-9a-f]{4}$")) and
-		(.class | tostring | test("^(0x)?[0-9a-f]{6}$"))] | all' >/dev/null
+	# ids are strings of 4 lower-case hex digits, the class of 6
+	gpuctl -j dev show | jq -e '[.devices[] |
+		(.vendor_id | test("^[0-9a-f]{4}$")) and
+		(.device_id | test("^[0-9a-f]{4}$")) and
+		(.subsystem_vendor_id | test("^[0-9a-f]{4}$")) and
+		(.subsystem_device_id | test("^[0-9a-f]{4}$")) and
+		(.class | test("^[0-9a-f]{6}$"))] | all' >/dev/null
 }
 
 check_dev_one() {
@@ -197,41 +209,57 @@ check_dev_one() {
 	a=$(sysfs_tracked | tail -n1)
 	tool_devs >"$TMP/devs" || return 1
 	jq -S --arg a "$a" 'select(.address == $a)' "$TMP/devs" >"$TMP/want"
-	gpuctl -j dev show "$a" | jq -S '.dev | length' >"$TMP/n" &&
-	[ "$(cat "$TMP/n")" = 1 ] &&
-	gpuctl -j dev show "$a" | jq -S '.dev[0] |
-		def hex: if type == "number" then . else ltrimstr("0x") end;
-		.vendor_id |= hex | .device_id |= hex |
-		.subsystem_vendor_id |= hex | .subsystem_device_id |= hex |
-		.class |= hex | .revision |= hex' >"$TMP/got" &&
+	gpuctl -j dev show "$a" | jq -e '.devices | length == 1' >/dev/null &&
+	tool_devs "$a" >"$TMP/got" &&
 	diff -u "$TMP/want" "$TMP/got"
+}
+
+lspci_names() {	# "ADDR Vendor=NAME;Device=NAME;" for every device
+	lspci -D -vmm | awk -F'\t' '
+		/^Slot:/ { a = $2 } /^Vendor:/ { v = $2 } /^Device:/ { d = $2 }
+		/^$/ && a { print a " Vendor=" v ";Device=" d ";"; a = "" }
+		END { if (a) print a " Vendor=" v ";Device=" d ";" }'
+}
+
+check_dev_names() {
+	local a rc=0 want got
+
+	gpuctl -j dev show >"$TMP/devs" || return 1
+	lspci_names >"$TMP/names"
+	for a in $(sysfs_tracked); do
+		want=$(grep "^$a " "$TMP/names" | cut -d' ' -f2-)
+		got=$(jq -r --arg a "$a" '.devices[] | select(.address == $a) |
+			"Vendor=\(.vendor);Device=\(.device);"' "$TMP/devs")
+		[ "$want" = "$got" ] || { echo "$a: lspci $want, gpuctl $got"; rc=1; }
+	done
+	return "$rc"
 }
 
 check_dev_table() {
 	local a vendor rc=0
 
 	gpuctl dev show >"$TMP/table" || return 1
+	lspci_names >"$TMP/names"
 	for a in $(sysfs_tracked); do
-		vendor=$(lspci -D -vmm -s "$a" | sed -n 's/^Vendor:\t//p')
+		vendor=$(grep "^$a " "$TMP/names" | sed 's/.*Vendor=\(.*\);Device=.*/\1/')
 		if ! grep -F "$a" "$TMP/table" | grep -qF "$vendor"; then
 			echo "no line with $a and vendor \"$vendor\""
 			rc=1
 		fi
 	done
-	[ $rc -eq 0 ] || cat "$TMP/table"
-	return $rc
+	[ "$rc" -eq 0 ] || cat "$TMP/table"
+	return "$rc"
 }
 
 # Viable when every non-bridge member is bound to a VFIO driver, pci-stub
 # or nothing (spec, group attribute "viable").
 sysfs_group_json() {	# GROUP
-	local g=$1 m drv viable=true offenders=
+	local g=$1 m viable=true offenders=''
 
 	for m in $(sysfs_group_members "$g"); do
 		sysfs_is_bridge "$m" && continue
-		[ -e "$SYS_PCI/$m/driver" ] || continue
-		drv=$(basename "$(readlink "$SYS_PCI/$m/driver")")
-		case $drv in
+		[ -n "${DRIVER[$m]}" ] || continue
+		case ${DRIVER[$m]} in
 		vfio*|pci-stub) ;;
 		*) viable=false; offenders="$offenders $m" ;;
 		esac
@@ -246,16 +274,17 @@ check_groups() {
 	local g rc=0 reason
 
 	gpuctl -j group show >"$TMP/groups" || return 1
+	sysfs_scan
 	sysfs_gpu_groups >"$TMP/want"
-	jq -r '.group[].id' "$TMP/groups" | sort -n >"$TMP/got"
+	jq -r '.groups[].id' "$TMP/groups" | sort -n >"$TMP/got"
 	diff -u "$TMP/want" "$TMP/got" || rc=1
 	for g in $(sysfs_gpu_groups); do
 		sysfs_group_json "$g" >"$TMP/want"
-		jq -S --argjson g "$g" '.group[] | select(.id == $g) |
+		jq -S --argjson g "$g" '.groups[] | select(.id == $g) |
 			{id, devices: (.devices | sort), viable}' "$TMP/groups" >"$TMP/got"
 		diff -u <(jq -S 'del(.offenders)' "$TMP/want") "$TMP/got" || rc=1
 		reason=$(jq -r --argjson g "$g" \
-			'.group[] | select(.id == $g) | .reason // ""' "$TMP/groups")
+			'.groups[] | select(.id == $g) | .reason // ""' "$TMP/groups")
 		if jq -e .viable "$TMP/want" >/dev/null; then
 			[ -z "$reason" ] || { echo "group $g viable with reason \"$reason\""; rc=1; }
 		elif ! jq -r '.offenders[]' "$TMP/want" | grep -qxF -f - \
@@ -264,32 +293,33 @@ check_groups() {
 			rc=1
 		fi
 	done
-	return $rc
+	return "$rc"
 }
 
 check_viable_tracks_driver() {
 	# Unbinding every non-bridge member of a group makes it viable;
 	# binding them again restores the previous answer.
-	local g m drv rc=0 bound=()
+	local g m rc=0 bound=()
 
-	g=$(sysfs_group "$(pick_rebind_dev)")
+	[ -n "$(sysfs_gpu_groups)" ] || return 4	# no IOMMU: nothing to check
+	sysfs_scan
+	g=${GROUP[$(pick_rebind_dev)]}
 	[ -n "$g" ] || return 1
 	for m in $(sysfs_group_members "$g"); do
 		sysfs_is_bridge "$m" && continue
-		[ -e "$SYS_PCI/$m/driver" ] || continue
-		drv=$(basename "$(readlink "$SYS_PCI/$m/driver")")
-		bound+=("$m=$drv")
-		write_to "$SYS_PCI/$m/driver/unbind" "$m"
+		[ -n "${DRIVER[$m]}" ] || continue
+		bound+=("$m=${DRIVER[$m]}")
+		write_to "$m" "$SYS_PCI/$m/driver/unbind"
 	done
 	gpuctl -j group show | jq -e --argjson g "$g" \
-		'.group[] | select(.id == $g) | .viable == true and (has("reason") | not or .reason == null)' ||
+		'.groups[] | select(.id == $g) | .viable == true and (has("reason") | not or .reason == null)' ||
 		rc=1
 	for m in "${bound[@]}"; do
-		write_to "/sys/bus/pci/drivers/${m#*=}/bind" "${m%%=*}"
+		write_to "${m%%=*}" "/sys/bus/pci/drivers/${m#*=}/bind"
 	done
 	gpuctl -j group show | jq -e --argjson g "$g" \
-		'.group[] | select(.id == $g) | .viable == false' || rc=1
-	return $rc
+		'.groups[] | select(.id == $g) | .viable == false' || rc=1
+	return "$rc"
 }
 
 check_no_such_dev() {
@@ -299,7 +329,7 @@ check_no_such_dev() {
 	rc=$?
 	cat "$TMP/err"
 	# 2 is the tool's "kernel or netlink error" exit code
-	[ $rc -eq 2 ] && [ ! -s "$TMP/out" ] &&
+	[ "$rc" -eq 2 ] && [ ! -s "$TMP/out" ] &&
 	grep -qi -e '0000:ff:1f\.7' -e 'no such device' "$TMP/err"
 }
 
@@ -309,7 +339,7 @@ check_garbage_addr() {
 	gpuctl dev show garbage >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	cat "$TMP/err"
-	[ $rc -eq 1 ] && [ -s "$TMP/err" ]
+	[ "$rc" -eq 1 ] && [ -s "$TMP/err" ]
 }
 
 check_bad_object() {
@@ -317,7 +347,7 @@ check_bad_object() {
 
 	gpuctl nosuchobject >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	[ $rc -eq 1 ]
+	[ "$rc" -eq 1 ]
 }
 
 check_version() {
@@ -340,19 +370,53 @@ check_no_args_is_dev_show() {
 	gpuctl >"$TMP/a" && gpuctl dev show >"$TMP/b" && diff -u "$TMP/b" "$TMP/a"
 }
 
+# (Shared with test_golden.sh; lib.sh would be their better home.)
+# The id of the gpuctl "monitor" multicast group, from the kernel's nlctrl.
+monitor_group_id() {
+	/usr/bin/python3 "$YNL/cli.py" \
+		--spec "$KSRC/Documentation/netlink/specs/nlctrl.yaml" \
+		--do getfamily --json '{"family-name": "gpuctl"}' --output-json |
+		jq -r '.["mcast-groups"][] | to_entries[].value |
+			select(.name == "monitor") | .id'
+}
+
+# Wait until process PID has a netlink socket that joined group GID.
+# /proc/net/netlink shows the first 32 groups of each socket as a bitmap;
+# for a higher group id only the socket itself can be seen, and the wait
+# falls back to a pause long enough for the process to subscribe.
+wait_subscribed() {	# PID GID
+	local pid=$1 gid=$2 ino groups
+
+	for _ in $(seq 200); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		for ino in $(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null |
+			     tr -dc '0-9\n'); do
+			groups=$(awk -v ino="$ino" '$2 == 16 && $10 == ino { print $4 }' \
+				/proc/net/netlink)
+			[ -n "$groups" ] || continue
+			if [ "$gid" -gt 32 ]; then
+				sleep 2
+				return 0
+			fi
+			(( (0x$groups >> (gid - 1)) & 1 )) && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
 check_monitor() {
 	local a drv i
 
 	a=$(pick_rebind_dev)
 	[ -n "$a" ] || return 1
-	drv=$(basename "$(readlink "$SYS_PCI/$a/driver")")
+	sysfs_scan
+	drv=${DRIVER[$a]}
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	# The tool joins the group before it polls; give it the time to start
-	# under TCG.
-	sleep 2
-	write_to "$SYS_PCI/$a/driver/unbind" "$a"
-	write_to "/sys/bus/pci/drivers/$drv/bind" "$a"
+	wait_subscribed "$MON_PID" "$(monitor_group_id)" || return 1
+	write_to "$a" "$SYS_PCI/$a/driver/unbind"
+	write_to "$a" "/sys/bus/pci/drivers/$drv/bind"
 	for i in $(seq 20); do
 		jq -e -s --arg a "$a" --arg drv "$drv" \
 			'[.[] | select(.name == "dev-change-ntf" and .msg.address == $a)] |
@@ -364,7 +428,7 @@ check_monitor() {
 	i=$?
 	MON_PID=
 	cat "$TMP/mon" "$TMP/mon.err"
-	[ $i -eq 0 ] || { echo "monitor exit status $i on SIGTERM"; return 1; }
+	[ "$i" -eq 0 ] || { echo "monitor exit status $i on SIGTERM"; return 1; }
 	# one JSON object per line, each {"name": ..., "msg": {...}}
 	while read -r line; do
 		jq -e 'has("name") and (.msg | type == "object")' <<<"$line" \
@@ -433,36 +497,37 @@ check_not_loaded() {
 	rc=$?
 	gpuctl_load || return 1
 	echo "$out"
-	[ $rc -eq 1 ] && [ "$out" = "gpuctl: kernel module not loaded (modprobe gpuctl)" ]
+	[ "$rc" -eq 1 ] && [ "$out" = "gpuctl: kernel module not loaded (modprobe gpuctl)" ]
 }
 
-ktap_print_header
-ktap_set_plan 20
-gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+ktap_header
+ktap_plan 21
+gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
-run_stage "dev show lists the GPUs and their group members" check_dev_set
-run_stage "dev show fields match sysfs for every device" check_dev_fields
-run_stage "dev show ids are 4 hex digits, class 6" check_id_formats
-run_stage "dev show ADDR gives one device" check_dev_one
-run_stage "dev show table lists every address with its vendor" check_dev_table
-run_stage "group show matches /sys/kernel/iommu_groups" check_groups
-run_stage "group viable follows member drivers" check_viable_tracks_driver
-run_stage "reject unknown address 0000:ff:1f.7 (exit 2)" check_no_such_dev
-run_stage "reject malformed address (exit 1)" check_garbage_addr
-run_stage "reject unknown object (exit 1)" check_bad_object
-run_stage "-V prints the version" check_version
-run_stage "help and dev help" check_help
-run_stage "no arguments means dev show" check_no_args_is_dev_show
-run_stage "monitor -j streams unbind and bind, exits 0 on SIGTERM" check_monitor
+ktap_run_stage "dev show lists the GPUs and their group members" check_dev_set
+ktap_run_stage "dev show fields match sysfs for every device" check_dev_fields
+ktap_run_stage "dev show ids are 4 hex digits, class 6" check_id_formats
+ktap_run_stage "dev show ADDR gives one device" check_dev_one
+ktap_run_stage "dev show vendor and device names match lspci" check_dev_names
+ktap_run_stage "dev show table lists every address with its vendor" check_dev_table
+ktap_run_stage "group show matches /sys/kernel/iommu_groups" check_groups
+ktap_run_stage "group viable follows member drivers" check_viable_tracks_driver
+ktap_run_stage "reject unknown address 0000:ff:1f.7 (exit 2)" check_no_such_dev
+ktap_run_stage "reject malformed address (exit 1)" check_garbage_addr
+ktap_run_stage "reject unknown object (exit 1)" check_bad_object
+ktap_run_stage "-V prints the version" check_version
+ktap_run_stage "help and dev help" check_help
+ktap_run_stage "no arguments means dev show" check_no_args_is_dev_show
+ktap_run_stage "monitor -j streams unbind and bind, exits 0 on SIGTERM" check_monitor
 if command -v man >/dev/null; then
-	run_stage "man page renders without warnings" check_man
+	ktap_run_stage "man page renders without warnings" check_man
 else
-	ktap_test_skip "man page renders without warnings (no man)"
+	ktap_skip "man page renders without warnings (no man)"
 fi
-run_stage "completion: gpuctl d -> dev" check_complete_object
-run_stage "completion: dev show offers live addresses" check_complete_address
-run_stage "without the module: exact message, exit 1" check_not_loaded
-run_stage "dev show works again after reload" check_dev_set
-run_stage "module unloads" gpuctl_unload
+ktap_run_stage "completion: gpuctl d -> dev" check_complete_object
+ktap_run_stage "completion: dev show offers live addresses" check_complete_address
+ktap_run_stage "without the module: exact message, exit 1" check_not_loaded
+ktap_run_stage "dev show works again after reload" check_dev_set
+ktap_run_stage "module unloads" gpuctl_unload
 
 ktap_finished

@@ -7,6 +7,9 @@
 # prints. Also the spec against the real genetlink-legacy schema, and the
 # kernel's answers to bad requests.
 
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -28,7 +31,7 @@ JQ_HEX='def hexnum: if type == "number" then . else
 	reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end)) end;'
 
 norm_tool_dev() {
-	jq -S "$JQ_HEX"'with_entries(.key |= gsub("_"; "-")) |
+	jq -S "$JQ_HEX"'del(.vendor, .device) | with_entries(.key |= gsub("_"; "-")) |
 		with_entries(select(.value != null)) |
 		.["vendor-id"] |= hexnum | .["device-id"] |= hexnum |
 		.["subsystem-vendor-id"] |= hexnum |
@@ -62,7 +65,7 @@ check_dev_dump() {
 	ynl --dump dev-get >"$TMP/ynl.json" || return 1
 	gpuctl -j dev show >"$TMP/tool.json" || return 1
 	jq -S 'sort_by(.address)' "$TMP/ynl.json" >"$TMP/a"
-	jq -c '.dev | sort_by(.address)[]' "$TMP/tool.json" |
+	jq -c '.devices | sort_by(.address)[]' "$TMP/tool.json" |
 		while read -r d; do norm_tool_dev <<<"$d"; done | jq -s -S . >"$TMP/b"
 	diff -u "$TMP/a" "$TMP/b" && [ "$(jq length "$TMP/a")" -gt 0 ]
 }
@@ -76,7 +79,7 @@ check_dev_do() {
 		norm_ynl_dev <"$TMP/do.json" >"$TMP/b"
 		diff -u "$TMP/a" "$TMP/b" || rc=1
 	done
-	return $rc
+	return "$rc"
 }
 
 check_group_dump() {
@@ -99,7 +102,7 @@ check_group_do() {
 		diff -u <(jq -S --argjson g "$g" '.[] | select(.id == $g)' "$TMP/ygroups.json") \
 			<(jq -S . "$TMP/do.json") || rc=1
 	done
-	return $rc
+	return "$rc"
 }
 
 check_groups_hold_gpus() {
@@ -142,21 +145,21 @@ check_reject_unknown_group() {
 	ynl_fails group-get '{"id": 4000000}'
 }
 
-ktap_print_header
-ktap_set_plan 11
-gpuctl_load || ktap_exit_fail_msg "cannot load $GPUCTL_KO"
+ktap_header
+ktap_plan 11
+gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
-run_stage "spec validates against genetlink-legacy schema" check_schema
-run_stage "schema check rejects a broken spec" check_schema_rejects
-run_stage "YNL dev-get dump equals gpuctl -j dev show" check_dev_dump
-run_stage "YNL dev-get do equals the dump entry, every device" check_dev_do
-run_stage "YNL group-get dump equals gpuctl -j group show" check_group_dump
-run_stage "YNL group-get do equals the dump entry, every group" check_group_do
-run_stage "groups hold GPUs and list their devices" check_groups_hold_gpus
-run_stage "reject dev-get of an unknown address" check_reject_unknown_addr
-run_stage "reject dev-get with an over-long address" check_reject_long_addr
-run_stage "reject dev-get without an address" check_reject_missing_addr
-run_stage "reject group-get of an unknown group" check_reject_unknown_group
+ktap_run_stage "spec validates against genetlink-legacy schema" check_schema
+ktap_run_stage "schema check rejects a broken spec" check_schema_rejects
+ktap_run_stage "YNL dev-get dump equals gpuctl -j dev show" check_dev_dump
+ktap_run_stage "YNL dev-get do equals the dump entry, every device" check_dev_do
+ktap_run_stage "YNL group-get dump equals gpuctl -j group show" check_group_dump
+ktap_run_stage "YNL group-get do equals the dump entry, every group" check_group_do
+ktap_run_stage "groups hold GPUs and list their devices" check_groups_hold_gpus
+ktap_run_stage "reject dev-get of an unknown address" check_reject_unknown_addr
+ktap_run_stage "reject dev-get with an over-long address" check_reject_long_addr
+ktap_run_stage "reject dev-get without an address" check_reject_missing_addr
+ktap_run_stage "reject group-get of an unknown group" check_reject_unknown_group
 
 gpuctl_unload
 ktap_finished

@@ -14,6 +14,9 @@
 # A benchmark, not a test: it never fails on numbers, only when a step
 # cannot run at all.
 
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -60,7 +63,7 @@ echo "# gpuctl bench: kernel $(uname -r), $N calls each"
 slab0=$(slab_kb)
 gpuctl_load || { echo "bench: cannot load $GPUCTL_KO" >&2; exit 1; }
 slab1=$(slab_kb)
-ndev=$(gpuctl -j dev show | jq '.dev | length')
+ndev=$(gpuctl -j dev show | jq '.devices | length')
 npci=$(find /sys/bus/pci/devices/ -mindepth 1 -maxdepth 1 | wc -l)
 echo "# $ndev tracked devices of $npci PCI functions"
 
