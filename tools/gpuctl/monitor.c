@@ -65,9 +65,18 @@ static int monitor_loop(struct nl_ctx *nl, int sfd)
 			perror("gpuctl: poll");
 			return EXIT_KERNEL;
 		}
-		/* SIGINT and SIGTERM are the normal way to stop */
-		if (pfd[1].revents)
+		/*
+		 * SIGINT and SIGTERM are the normal way to stop. Read the
+		 * signal, or it would still be pending, and fatal, once the
+		 * mask is restored.
+		 */
+		if (pfd[1].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				perror("gpuctl: signalfd");
 			return EXIT_OK;
+		}
 		if (!pfd[0].revents)
 			continue;
 		ret = nl_monitor_recv(nl, monitor_event_cb, NULL);
