@@ -28,6 +28,7 @@
 #include "iommu.h"
 #include "netlink.h"
 
+/* Protects the device and group tables; see the top of this file. */
 DEFINE_MUTEX(gpuctl_lock);
 
 /* Device key -> struct gpuctl_dev, under gpuctl_lock. */

@@ -49,7 +49,7 @@ static void __exit gpuctl_mod_exit(void)
 module_init(gpuctl_mod_init);
 module_exit(gpuctl_mod_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("Inventory of GPUs and their IOMMU groups over generic netlink");
+MODULE_DESCRIPTION("GPU and IOMMU group inventory over generic netlink");
 MODULE_AUTHOR("The gpuctl authors");
 MODULE_VERSION(GPUCTL_VERSION);
 MODULE_ALIAS_GENL_FAMILY(GPUCTL_FAMILY_NAME);

@@ -322,7 +322,8 @@ struct gpuctl_nl_dump_ctx {
 	unsigned long next;
 };
 
-static struct gpuctl_nl_dump_ctx *gpuctl_nl_dump_context(struct netlink_callback *cb)
+static struct gpuctl_nl_dump_ctx *
+gpuctl_nl_dump_context(struct netlink_callback *cb)
 {
 	NL_ASSERT_DUMP_CTX_FITS(struct gpuctl_nl_dump_ctx);
 	return (struct gpuctl_nl_dump_ctx *)cb->ctx;
