@@ -17,9 +17,15 @@ mkdir -p "$out"
 scripts/install-deps.sh test || exit 1
 
 topologies=${GPUCTL_TOPOLOGIES:-full noiommu}
-# Debian 12's 6.1 and the 6.12 from bookworm (security/backports).
-kernels=${GPUCTL_KERNELS:-$(ls /boot/vmlinuz-6.1.0-*-amd64 /boot/vmlinuz-6.12.*-amd64 2>/dev/null |
-	sed 's,/boot/vmlinuz-,,' | sort -V | awk -F. '{k=$1"."$2} {last[k]=$0} END {for (k in last) print last[k]}' | sort -V)}
+# Debian 12's 6.1 and the 6.12 from bookworm (security/backports): the
+# newest installed release of each series.
+newest_of() {
+	for f in /boot/vmlinuz-"$1".*-amd64; do
+		[ -e "$f" ] && echo "${f#/boot/vmlinuz-}"
+	done | sort -V | tail -n1
+}
+kernels=${GPUCTL_KERNELS:-$(newest_of 6.1; newest_of 6.12)}
+kernels=${kernels//$'\n'/ }
 
 pass=0 fail=0 skip=0 n=0
 
@@ -70,7 +76,7 @@ count_ktap() {
 }
 
 echo "TAP version 13"
-echo "# gpuctl make check: kernels: $(echo $kernels) topologies: $topologies"
+echo "# gpuctl make check: kernels: $kernels topologies: $topologies"
 [ -n "$kernels" ] || { echo "# no test kernels installed"; result fail "test kernels installed"; }
 
 make -s ksrc >"$out/ksrc.log" 2>&1 || { cat "$out/ksrc.log"; exit 1; }

@@ -56,4 +56,5 @@ fi
 # No initramfs is needed for the test kernels (the runner builds its own);
 # INITRD=No makes the kernel postinst hook skip update-initramfs, which
 # costs minutes per kernel.
+# shellcheck disable=SC2086 # a list of package names
 INITRD=No apt-get install -y -q --no-install-recommends $missing

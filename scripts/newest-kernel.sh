@@ -1,5 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Print the newest installed kernel that has both an image and headers.
-ls /boot/vmlinuz-* 2>/dev/null | sed 's,/boot/vmlinuz-,,' | sort -V |
-	while read -r r; do [ -d "/lib/modules/$r/build" ] && echo "$r"; done | tail -n1
+for f in /boot/vmlinuz-*; do
+	r=${f#/boot/vmlinuz-}
+	[ -d "/lib/modules/$r/build" ] && echo "$r"
+done | sort -V | tail -n1
