@@ -175,7 +175,7 @@ _qmp_json() {
 qmp() {
 	local fd rc=0 id
 	_QMP_SEQ=$((_QMP_SEQ + 1))
-	id="gpuctl-$$-$_QMP_SEQ"
+	id="gpuctl-$BASHPID-$_QMP_SEQ-$RANDOM"
 	exec {fd}<>"${GPUCTL_QMP:?}" || return 1
 	_qmp_request "$fd" "$(_qmp_json "$1" "${2:-}" "$id")" "$id" || rc=$?
 	exec {fd}>&-
@@ -189,7 +189,7 @@ qmp() {
 qmp_device_del() {
 	local id=$1 timeout=${2:-$QMP_TIMEOUT} fd rc=0 line qid deadline
 	_QMP_SEQ=$((_QMP_SEQ + 1))
-	qid="gpuctl-$$-$_QMP_SEQ"
+	qid="gpuctl-$BASHPID-$_QMP_SEQ-$RANDOM"
 	exec {fd}<>"${GPUCTL_QMP:?}" || return 1
 	if _qmp_request "$fd" "$(_qmp_json device_del "{\"id\": \"$id\"}" "$qid")" "$qid"; then
 		deadline=$((SECONDS + timeout))

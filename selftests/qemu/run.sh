@@ -38,6 +38,7 @@ options:
   --memory SIZE      guest memory, default $memory
   --append ARGS      extra kernel command line
   --panic-on-warn    boot with panic_on_warn=1
+  --qemu-opt ARG     one more QEMU argument (repeatable), after the topology
 EOF
 }
 
@@ -53,6 +54,7 @@ boot_timeout=300
 smp=2
 memory=2G
 append_extra=
+qemu_extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) rel=$2; shift 2 ;;
@@ -66,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--memory) memory=$2; shift 2 ;;
 	--append) append_extra+=" $2"; shift 2 ;;
 	--panic-on-warn) append_extra+=" panic_on_warn=1"; shift ;;
+	--qemu-opt) qemu_extra+=("$2"); shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; break ;;
 	*) usage >&2; exit 2 ;;
@@ -172,7 +175,7 @@ if [ "$interactive" = 1 ]; then
 else
 	qemu+=(-chardev "file,id=con,path=$run/console.log" -serial chardev:con)
 fi
-qemu+=("${topo_devices[@]}")
+qemu+=("${topo_devices[@]}" "${qemu_extra[@]}")
 printf '%q ' "${qemu[@]}" > "$run/qemu.cmdline"
 echo >> "$run/qemu.cmdline"
 
@@ -184,7 +187,9 @@ start_bridge() {
 		[ -S "$sockdir/qmp.sock" ] && [ -S "$sockdir/gq.sock" ] && break
 		sleep 0.1
 	done
-	socat "UNIX-CONNECT:$sockdir/qmp.sock" "UNIX-CONNECT:$sockdir/gq.sock" \
+	# socat -v logs the traffic in socat.log, for debugging.
+	socat ${GPUCTL_QMP_TRACE:+-v} \
+		"UNIX-CONNECT:$sockdir/qmp.sock" "UNIX-CONNECT:$sockdir/gq.sock" \
 		2>>"$run/socat.log" &
 	socat_pid=$!
 }
