@@ -145,8 +145,10 @@ static const struct nlc_dev *pick_gpu_biggest_group(const struct model *m)
 }
 
 /*
- * Notifications of @cmd must name exactly the devices in @from but not in
- * @to; other commands may only touch devices present in both.
+ * Notifications of @cmd (add or del) must name exactly the devices in @from
+ * but not in @to, once each. dev-change-ntf is allowed for devices in both,
+ * and around the add/del: a removed device first loses its driver, an added
+ * one gets its driver afterwards; nothing may follow a del or precede an add.
  */
 static int check_diff(struct __test_metadata *_metadata, struct event *ev,
 		      int n, __u8 cmd, const struct model *from,
@@ -170,15 +172,28 @@ static int check_diff(struct __test_metadata *_metadata, struct event *ev,
 	}
 	for (j = 0; j < n; j++) {
 		const char *addr = ev[j].dev.address;
+		bool in_from = model_find_dev(from, addr);
+		bool in_to = model_find_dev(to, addr);
+		bool del = cmd == GPUCTL_CMD_DEV_DEL_NTF;
+		int k, pivot = -1;
 
-		if (ev[j].cmd == cmd && model_find_dev(from, addr) &&
-		    !model_find_dev(to, addr))
+		if (ev[j].cmd == cmd && in_from && !in_to)
 			continue;
-		if (ev[j].cmd == GPUCTL_CMD_DEV_CHANGE_NTF &&
-		    model_find_dev(from, addr) && model_find_dev(to, addr))
+		if (ev[j].cmd != GPUCTL_CMD_DEV_CHANGE_NTF || !in_from) {
+			TH_LOG("unexpected %s for %s", nlc_cmd_name(ev[j].cmd), addr);
+			bad++;
 			continue;
-		TH_LOG("unexpected %s for %s", nlc_cmd_name(ev[j].cmd), addr);
-		bad++;
+		}
+		if (in_to)
+			continue;
+		for (k = 0; k < n; k++)
+			if (ev[k].cmd == cmd && !strcmp(ev[k].dev.address, addr))
+				pivot = k;
+		if (pivot >= 0 && (del ? j > pivot : j < pivot)) {
+			TH_LOG("dev-change-ntf for %s %s its %s", addr,
+			       del ? "after" : "before", nlc_cmd_name(cmd));
+			bad++;
+		}
 	}
 	return bad;
 }

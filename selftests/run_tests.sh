@@ -3,6 +3,7 @@
 #
 # Guest-side driver: runs every selftest meant for TOPOLOGY and prints KTAP.
 # Usage: selftests/run_tests.sh TOPOLOGY
+# GPUCTL_TESTS="inventory test_tool.sh ..." runs only the programs named.
 #
 # Output: one top-level line per step or program ("ok N name",
 # "not ok N name", "ok N name # SKIP reason"); each program's own TAP is
@@ -45,6 +46,10 @@ result() {	# result ok|fail|skip NAME [REASON]
 	skip) skipped=$((skipped + 1)); echo "ok $n $2 # SKIP ${3:-}" ;;
 	*) failed=$((failed + 1)); echo "not ok $n $2${3:+ # $3}" ;;
 	esac
+}
+
+wanted() {	# wanted NAME: not filtered out by GPUCTL_TESTS
+	[ -z "${GPUCTL_TESTS:-}" ] || listed "$GPUCTL_TESTS" "$1"
 }
 
 listed() {	# listed "a,b c" TOPOLOGY
@@ -108,10 +113,12 @@ shell_topologies() {
 
 plan=2
 for t in $c_tests_early $c_tests_late; do
-	listed "${t#*:}" "$topo" && plan=$((plan + 1))
+	listed "${t#*:}" "$topo" && wanted "${t%%:*}" && plan=$((plan + 1))
 done
-shell_tests=$(ls "$dir"/test_*.sh 2>/dev/null)
-for f in $shell_tests; do
+shell_tests=
+for f in "$dir"/test_*.sh; do
+	[ -f "$f" ] && wanted "$(basename "$f")" || continue
+	shell_tests="$shell_tests $f"
 	plan=$((plan + 1))
 done
 
@@ -135,7 +142,7 @@ else
 fi
 
 for t in $c_tests_early; do
-	listed "${t#*:}" "$topo" || continue
+	listed "${t#*:}" "$topo" && wanted "${t%%:*}" || continue
 	name=${t%%:*}
 	if [ -x "$bin/$name" ]; then
 		run_prog "$name" "$bin/$name"
@@ -158,7 +165,7 @@ for f in $shell_tests; do
 done
 
 for t in $c_tests_late; do
-	listed "${t#*:}" "$topo" || continue
+	listed "${t#*:}" "$topo" && wanted "${t%%:*}" || continue
 	name=${t%%:*}
 	load_module >/dev/null 2>&1
 	run_prog "$name" "$bin/$name"
