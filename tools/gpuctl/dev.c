@@ -433,8 +433,8 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
 	const char *arg;
 	int ret;
 
-	if (!args_end(a)) {
-		arg = args_next(a);
+	arg = args_next(a);
+	if (arg) {
 		if (!strcmp(arg, "help")) {
 			dev_help(stdout);
 			return EXIT_OK;
@@ -484,10 +484,8 @@ int cmd_dev(struct gpuctl *g, struct args *a)
 {
 	const char *cmd;
 
-	if (args_end(a))
-		return cmd_dev_show(g, a);
 	cmd = args_next(a);
-	if (!strcmp(cmd, "show"))
+	if (!cmd || !strcmp(cmd, "show"))
 		return cmd_dev_show(g, a);
 	if (!strcmp(cmd, "help")) {
 		dev_help(stdout);

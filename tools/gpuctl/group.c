@@ -163,8 +163,8 @@ static int cmd_group_show(struct gpuctl *g, struct args *a)
 	u32 id = 0;
 	int ret;
 
-	if (!args_end(a)) {
-		arg = args_next(a);
+	arg = args_next(a);
+	if (arg) {
 		if (!strcmp(arg, "help")) {
 			group_help(stdout);
 			return EXIT_OK;
@@ -217,10 +217,8 @@ int cmd_group(struct gpuctl *g, struct args *a)
 {
 	const char *cmd;
 
-	if (args_end(a))
-		return cmd_group_show(g, a);
 	cmd = args_next(a);
-	if (!strcmp(cmd, "show"))
+	if (!cmd || !strcmp(cmd, "show"))
 		return cmd_group_show(g, a);
 	if (!strcmp(cmd, "help")) {
 		group_help(stdout);
