@@ -43,6 +43,7 @@ static unsigned int gpuctl_generation = 1;
  * @bus: bus number
  * @devfn: device and function
  *
+ * Context: any.
  * Return: a key that sorts like the address.
  */
 unsigned long gpuctl_inventory_key(int domain, unsigned int bus,
@@ -106,6 +107,7 @@ struct gpuctl_dev *gpuctl_inventory_next(unsigned long *key)
  * gpuctl_inventory_is_gpu() - whether a PCI function is a GPU
  * @pdev: the function
  *
+ * Context: any.
  * Return: true for display controllers and processing accelerators.
  */
 bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev)

@@ -253,6 +253,14 @@ static struct genl_family gpuctl_nl_family __ro_after_init = {
 	.module		= THIS_MODULE,
 };
 
+/**
+ * gpuctl_nl_dev_get_doit() - reply with one device
+ * @skb: the request
+ * @info: the request; user_ptr[0] holds the device pre_doit found
+ *
+ * Context: gpuctl_lock held by pre_doit.
+ * Return: 0 or a negative errno.
+ */
 int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	const struct gpuctl_dev *dev = info->user_ptr[0];
@@ -283,6 +291,14 @@ err_free_msg:
 	return ret;
 }
 
+/**
+ * gpuctl_nl_group_get_doit() - reply with one IOMMU group
+ * @skb: the request
+ * @info: the request; user_ptr[0] holds the group pre_doit found
+ *
+ * Context: gpuctl_lock held by pre_doit.
+ * Return: 0 or a negative errno.
+ */
 int gpuctl_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	const struct gpuctl_group *group = info->user_ptr[0];
@@ -329,6 +345,15 @@ gpuctl_nl_dump_context(struct netlink_callback *cb)
 	return (struct gpuctl_nl_dump_ctx *)cb->ctx;
 }
 
+/**
+ * gpuctl_nl_dev_get_dumpit() - dump every tracked device
+ * @skb: the message to fill
+ * @cb: the dump; the cursor lives in cb->ctx
+ *
+ * Context: takes gpuctl_lock.
+ * Return: the length of @skb, 0 when the dump is complete, or a negative
+ * errno.
+ */
 int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct gpuctl_nl_dump_ctx *ctx = gpuctl_nl_dump_context(cb);
@@ -367,6 +392,15 @@ int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return ret ?: skb->len;
 }
 
+/**
+ * gpuctl_nl_group_get_dumpit() - dump every IOMMU group that holds a GPU
+ * @skb: the message to fill
+ * @cb: the dump; the cursor lives in cb->ctx
+ *
+ * Context: takes gpuctl_lock.
+ * Return: the length of @skb, 0 when the dump is complete, or a negative
+ * errno.
+ */
 int gpuctl_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct gpuctl_nl_dump_ctx *ctx = gpuctl_nl_dump_context(cb);
