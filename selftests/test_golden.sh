@@ -22,7 +22,7 @@ JSON_DIR=$GPUCTL_ROOT/selftests/json
 SYS_PCI=/sys/bus/pci/devices
 # How long the CLI listens after it joined the group; every scenario ends
 # well within it even under TCG.
-LISTEN=15
+LISTEN=40
 TMP=$(mktemp -d /tmp/test_golden.XXXXXX)
 PIDS=()
 RESTORE=()
@@ -146,21 +146,31 @@ capture() {	# NAME SCENARIO
 
 	gid=$(monitor_group_id)
 	[ -n "$gid" ] || { echo "no monitor group"; return 1; }
+	echo "monitor group id $gid"
+	# The tool first: the CLI's listening window starts when it joined,
+	# and the scenario should use as little of it as possible.
+	gpuctl -j monitor >"$TMP/$name.tool" 2>"$TMP/$name.tool.err" &
+	tpid=$!
+	PIDS+=("$tpid")
+	wait_subscribed "$tpid" "$gid" || { echo "gpuctl monitor did not subscribe"; return 1; }
 	/usr/bin/python3 "$YNL/cli.py" --spec "$SPEC" --no-schema \
 		--subscribe monitor --sleep "$LISTEN" --output-json \
 		>"$TMP/$name.ynl" 2>"$TMP/$name.ynl.err" &
 	ypid=$!
 	PIDS+=("$ypid")
-	gpuctl -j monitor >"$TMP/$name.tool" 2>"$TMP/$name.tool.err" &
-	tpid=$!
-	PIDS+=("$tpid")
 	wait_subscribed "$ypid" "$gid" || { echo "YNL CLI did not subscribe"; return 1; }
-	wait_subscribed "$tpid" "$gid" || { echo "gpuctl monitor did not subscribe"; return 1; }
 	"$scen" || { echo "scenario $scen failed"; return 1; }
+	# A capture that ended before the scenario did would miss events.
+	kill -0 "$ypid" 2>/dev/null ||
+		{ echo "the scenario outlasted the CLI's $LISTEN s window"; return 1; }
 	# the CLI prints its queue when its sleep ends
 	wait "$ypid" || { cat "$TMP/$name.ynl.err"; return 1; }
 	kill -TERM "$tpid"
 	wait "$tpid" || { echo "gpuctl monitor: exit $?"; return 1; }
+	echo "YNL:"
+	cat "$TMP/$name.ynl"
+	echo "gpuctl:"
+	cat "$TMP/$name.tool"
 	jq "$JQ_NORM" "$TMP/$name.ynl" >"$TMP/$name.norm" || return 1
 	jq -s "$JQ_TOOL" "$TMP/$name.tool" | jq "$JQ_NORM" >"$TMP/$name.tnorm"
 }

@@ -312,7 +312,7 @@ check_viable_tracks_driver() {
 		write_to "$m" "$SYS_PCI/$m/driver/unbind"
 	done
 	gpuctl -j group show | jq -e --argjson g "$g" \
-		'.groups[] | select(.id == $g) | .viable == true and (has("reason") | not or .reason == null)' ||
+		'.groups[] | select(.id == $g) | .viable == true and .reason == null' ||
 		rc=1
 	for m in "${bound[@]}"; do
 		write_to "${m%%=*}" "/sys/bus/pci/drivers/${m#*=}/bind"

@@ -39,10 +39,6 @@ norm_tool_dev() {
 		.class |= hexnum | .revision |= hexnum'
 }
 
-norm_ynl_dev() {
-	jq -S .
-}
-
 check_schema() {
 	PYTHONPATH=$YNL /usr/bin/python3 -c '
 import sys
@@ -70,16 +66,17 @@ check_dev_dump() {
 	diff -u "$TMP/a" "$TMP/b" && [ "$(jq length "$TMP/a")" -gt 0 ]
 }
 
+# One CLI run sends a do request per device (--multi): Python starts once,
+# which under TCG is most of the cost.
 check_dev_do() {
-	local a rc=0
+	local args=() a
 
 	for a in $(jq -r '.[].address' "$TMP/ynl.json"); do
-		ynl --do dev-get --json "{\"address\": \"$a\"}" >"$TMP/do.json" || return 1
-		jq -S --arg a "$a" '.[] | select(.address == $a)' "$TMP/ynl.json" >"$TMP/a"
-		norm_ynl_dev <"$TMP/do.json" >"$TMP/b"
-		diff -u "$TMP/a" "$TMP/b" || rc=1
+		args+=(--multi dev-get "{\"address\": \"$a\"}")
 	done
-	return "$rc"
+	ynl "${args[@]}" >"$TMP/do.json" || return 1
+	diff -u <(jq -S 'sort_by(.address)' "$TMP/ynl.json") \
+		<(jq -S 'sort_by(.address)' "$TMP/do.json")
 }
 
 check_group_dump() {
@@ -88,21 +85,22 @@ check_group_dump() {
 	jq -S 'map({id, devices: ((.device // []) | sort),
 		   viable: (.viable == 1), reason: (.reason // null)}) | sort_by(.id)' \
 		"$TMP/ygroups.json" >"$TMP/a"
-	jq -S '.group | map({id, devices: ((.devices // []) | sort),
+	jq -S '.groups | map({id, devices: ((.devices // []) | sort),
 		   viable, reason: (.reason // null)}) | sort_by(.id)' \
 		"$TMP/tgroups.json" >"$TMP/b"
 	diff -u "$TMP/a" "$TMP/b"
 }
 
 check_group_do() {
-	local g rc=0
+	local args=() g
 
 	for g in $(jq -r '.[].id' "$TMP/ygroups.json"); do
-		ynl --do group-get --json "{\"id\": $g}" >"$TMP/do.json" || return 1
-		diff -u <(jq -S --argjson g "$g" '.[] | select(.id == $g)' "$TMP/ygroups.json") \
-			<(jq -S . "$TMP/do.json") || rc=1
+		args+=(--multi group-get "{\"id\": $g}")
 	done
-	return "$rc"
+	[ ${#args[@]} -gt 0 ] || return 4	# no groups without an IOMMU
+	ynl "${args[@]}" >"$TMP/do.json" || return 1
+	diff -u <(jq -S 'sort_by(.id)' "$TMP/ygroups.json") \
+		<(jq -S 'sort_by(.id)' "$TMP/do.json")
 }
 
 check_groups_hold_gpus() {
@@ -127,22 +125,26 @@ ynl_fails() {	# OP JSON: the kernel refuses; print its error
 }
 
 check_reject_unknown_addr() {
+	# ENODEV, with the extack pointing at the address
 	ynl_fails dev-get '{"address": "0000:ff:1f.7"}' &&
-	grep -q -e 'No such device' -e 'ENODEV' -e 'errno.*19' -e 'error: -19' \
-		-e 'no such device' "$TMP/err"
+	grep -q 'error: -19' "$TMP/err" && grep -q "bad-attr': '.address'" "$TMP/err"
 }
 
 check_reject_long_addr() {
 	# longer than address-len: the generated policy refuses it
-	ynl_fails dev-get '{"address": "0000:00:01.0000"}'
+	ynl_fails dev-get '{"address": "0000:00:01.0000"}' &&
+	grep -q 'error: -22' "$TMP/err" && grep -q "'max-length': 12" "$TMP/err"
 }
 
 check_reject_missing_addr() {
-	ynl_fails dev-get '{}'
+	# the kernel names the missing attribute
+	ynl_fails dev-get '{}' &&
+	grep -q 'error: -22' "$TMP/err" && grep -q "'miss-type': 'address'" "$TMP/err"
 }
 
 check_reject_unknown_group() {
-	ynl_fails group-get '{"id": 4000000}'
+	ynl_fails group-get '{"id": 4000000}' &&
+	grep -q 'error: -2$' "$TMP/err" && grep -q "bad-attr': '.id'" "$TMP/err"
 }
 
 ktap_header
