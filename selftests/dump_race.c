@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,28 +148,27 @@ static bool same_set(const struct nlc_dev *devs, int n, const struct model *m)
 	return true;
 }
 
-static void loop_rebind(const char *addr, const char *drv)
+/* The writers count their completed cycles in @cycles, shared memory. */
+static void loop_rebind(const char *addr, const char *drv, long *cycles)
 {
-	char path[256];
+	char unbind[256], bind[256];
 
+	snprintf(unbind, sizeof(unbind), "/sys/bus/pci/drivers/%s/unbind", drv);
+	snprintf(bind, sizeof(bind), "/sys/bus/pci/drivers/%s/bind", drv);
 	for (;;) {
-		snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/unbind",
-			 drv);
-		tl_write(path, addr);
-		snprintf(path, sizeof(path), "/sys/bus/pci/drivers/%s/bind",
-			 drv);
-		tl_write(path, addr);
+		if (!tl_write(unbind, addr) && !tl_write(bind, addr))
+			__atomic_add_fetch(cycles, 1, __ATOMIC_RELAXED);
 	}
 }
 
-static void loop_remove(const char *addr)
+static void loop_remove(const char *addr, long *cycles)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", addr);
 	for (;;) {
-		tl_write(path, "1");
-		tl_write("/sys/bus/pci/rescan", "1");
+		if (!tl_write(path, "1") && !tl_write("/sys/bus/pci/rescan", "1"))
+			__atomic_add_fetch(cycles, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -209,7 +209,7 @@ static void run_race(struct __test_metadata *_metadata, struct race_ctx *x,
 	const struct nlc_dev *d = remove ? pick_small_gpu(x->m) :
 					   pick_rebind(x->m);
 	struct model *without = NULL;
-	long deadline;
+	long deadline, *cycles;
 	int dumps = 0, intr = 0, dup = 0, odd = 0, status;
 
 	if (!d)
@@ -228,6 +228,10 @@ static void run_race(struct __test_metadata *_metadata, struct race_ctx *x,
 					       x->whylen))
 			TH_LOG("%s", x->why);
 	}
+	cycles = mmap(NULL, sizeof(*cycles), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, cycles);
+	*cycles = 0;
 	*x->child = fork();
 	ASSERT_GE(*x->child, 0);
 	if (!*x->child) {
@@ -235,9 +239,9 @@ static void run_race(struct __test_metadata *_metadata, struct race_ctx *x,
 		if (!freopen("/dev/null", "w", stderr))
 			_exit(1);
 		if (remove)
-			loop_remove(d->address);
+			loop_remove(d->address, cycles);
 		else
-			loop_rebind(d->address, d->driver);
+			loop_rebind(d->address, d->driver, cycles);
 		_exit(0);
 	}
 	deadline = tl_now_ms() + RACE_MS;
@@ -275,7 +279,11 @@ static void run_race(struct __test_metadata *_metadata, struct race_ctx *x,
 	/* Put everything back, then compare at a quiet moment. */
 	tl_writef(d->address, "/sys/bus/pci/drivers/%s/bind", d->driver);
 	tl_write("/sys/bus/pci/rescan", "1");
-	TH_LOG("%d dumps, %d flagged NLM_F_DUMP_INTR", dumps, intr);
+	TH_LOG("%ld change cycles, %d dumps, %d flagged NLM_F_DUMP_INTR",
+	       *cycles, dumps, intr);
+	/* Without changes the race proves nothing. */
+	EXPECT_GT(*cycles, 0);
+	munmap(cycles, sizeof(*cycles));
 	EXPECT_EQ(0, dup);
 	EXPECT_EQ(0, odd);
 	EXPECT_GT(dumps, 0);

@@ -52,6 +52,10 @@ wanted() {	# wanted NAME: not filtered out by GPUCTL_TESTS
 	[ -z "${GPUCTL_TESTS:-}" ] || listed "$GPUCTL_TESTS" "$1"
 }
 
+selected() {	# selected NAME:TOPOLOGIES, for this topology and not filtered
+	listed "${1#*:}" "$topo" && wanted "${1%%:*}"
+}
+
 listed() {	# listed "a,b c" TOPOLOGY
 	case " ${1//,/ } " in
 	*" $2 "*) return 0 ;;
@@ -113,11 +117,15 @@ shell_topologies() {
 
 plan=2
 for t in $c_tests_early $c_tests_late; do
-	listed "${t#*:}" "$topo" && wanted "${t%%:*}" && plan=$((plan + 1))
+	if selected "$t"; then
+		plan=$((plan + 1))
+	fi
 done
 shell_tests=
 for f in "$dir"/test_*.sh; do
-	[ -f "$f" ] && wanted "$(basename "$f")" || continue
+	if [ ! -f "$f" ] || ! wanted "$(basename "$f")"; then
+		continue
+	fi
 	shell_tests="$shell_tests $f"
 	plan=$((plan + 1))
 done
@@ -142,7 +150,7 @@ else
 fi
 
 for t in $c_tests_early; do
-	listed "${t#*:}" "$topo" && wanted "${t%%:*}" || continue
+	selected "$t" || continue
 	name=${t%%:*}
 	if [ -x "$bin/$name" ]; then
 		run_prog "$name" "$bin/$name"
@@ -165,7 +173,7 @@ for f in $shell_tests; do
 done
 
 for t in $c_tests_late; do
-	listed "${t#*:}" "$topo" && wanted "${t%%:*}" || continue
+	selected "$t" || continue
 	name=${t%%:*}
 	load_module >/dev/null 2>&1
 	run_prog "$name" "$bin/$name"
