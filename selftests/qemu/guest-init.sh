@@ -7,6 +7,9 @@
 # GPUCTL_OUT last: a guest that hangs or crashes never leaves a status, so
 # it cannot look green.
 
+# One compound command, read before any of it runs: the file lives on the
+# host and may be edited while a guest runs.
+{
 out=/run/gpuctl/out
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp TERM=${TERM:-linux} LANG=C.UTF-8
@@ -100,3 +103,4 @@ dmesg > "$out/dmesg" 2>&1
 echo "$status" > "$out/status.tmp"
 mv "$out/status.tmp" "$out/status"
 poweroff_now
+}

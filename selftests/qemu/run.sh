@@ -14,6 +14,10 @@
 
 set -euo pipefail
 
+# The whole script is one compound command, read before any of it runs, so
+# editing this file (git checkout, a commit) cannot break runs in progress.
+{
+
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 me=run.sh
@@ -148,9 +152,14 @@ mkdir -p "$share"
 # no_timer_check.
 cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic no_timer_check"
 cmdline+=" rdinit=/init${topo_append:+ $topo_append}$append_extra"
+# An interactive console shows the shell, not the boot; dmesg keeps it all.
+[ "$interactive" = 1 ] && cmdline+=" quiet"
 
+# One socket per CPU: a topology may put CPUs on different NUMA nodes, and
+# the kernel WARNs (topology_sane) about cores of one package on two nodes.
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -no-reboot
-      -machine q35,accel=tcg -cpu max -smp "$smp" -m "$memory"
+      -machine q35,accel=tcg -cpu max -m "$memory"
+      -smp "$smp,sockets=$smp,cores=1,threads=1"
       -display none
       -kernel "$kernel" -initrd "$initramfs" -append "$cmdline"
       "${topo_machine[@]}")
@@ -274,8 +283,9 @@ fi
 fail=0
 if [ "$booted" = 0 ]; then
 	echo "$me: guest did not reach the tests on $rel (boot 2), giving up;" \
-	     "last console lines:" >&2
+	     "last console and QEMU lines:" >&2
 	tail -n 20 "$run/console.log" | sed 's/^/  /' >&2
+	tail -n 5 "$run/qemu.log" | sed 's/^/  qemu: /' >&2
 	fail=1
 	status=1
 elif [ -f "$share/status" ]; then
@@ -315,3 +325,4 @@ if [ "$fail" = 1 ] || [ "$status" != 0 ]; then
 fi
 [ -z "$keep_out" ] && rm -rf "$run"
 exit 0
+}
