@@ -192,31 +192,34 @@ static const char *col_fmt(char *buf, size_t size, const int *widths,
  * @d: the device
  * @widths: column widths for a table row, or NULL for one labelled line
  *
- * The caller ends the line with print_nl() and, in JSON, opens and closes
- * the object around it.
+ * JSON keys come in the spec's attribute order, as YNL prints them, and
+ * text columns in the table's order; a value that appears in both places
+ * differently is printed once for each. The caller ends the line with
+ * print_nl() and, in JSON, opens and closes the object around it.
  */
 void dev_info_print(const struct dev_info *d, const int *widths)
 {
 	char vendor[NAME_BUFSZ], device[NAME_BUFSZ], name[2 * NAME_BUFSZ];
+	const char *driver = d->has_driver ? d->driver : NULL;
 	char fmt[32], buf[32];
 
 	print_string(PRINT_ANY, "address",
 		     col_fmt(fmt, sizeof(fmt), widths, COL_ADDRESS, "%s"),
 		     d->address);
-	print_string(PRINT_ANY, "role",
+	print_string(PRINT_FP, NULL,
 		     col_fmt(fmt, sizeof(fmt), widths, COL_ROLE, "%s"),
 		     role_name(d->role));
-	print_string(PRINT_ANY, "driver",
+	print_string(PRINT_FP, NULL,
 		     col_fmt(fmt, sizeof(fmt), widths, COL_DRIVER, "%s"),
-		     d->has_driver ? d->driver : NULL);
+		     driver);
+	dev_cell(d, COL_IDS, buf, sizeof(buf));
+	print_string(PRINT_FP, NULL,
+		     col_fmt(fmt, sizeof(fmt), widths, COL_IDS, "%s"), buf);
 
 	snprintf(buf, sizeof(buf), "%04x", d->vendor_id);
 	print_string(PRINT_JSON, "vendor_id", NULL, buf);
 	snprintf(buf, sizeof(buf), "%04x", d->device_id);
 	print_string(PRINT_JSON, "device_id", NULL, buf);
-	dev_cell(d, COL_IDS, buf, sizeof(buf));
-	print_string(PRINT_FP, NULL,
-		     col_fmt(fmt, sizeof(fmt), widths, COL_IDS, "%s"), buf);
 	snprintf(buf, sizeof(buf), "%04x", d->subsystem_vendor_id);
 	print_string(PRINT_JSON, "subsystem_vendor_id", NULL, buf);
 	snprintf(buf, sizeof(buf), "%04x", d->subsystem_device_id);
@@ -224,6 +227,7 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	snprintf(buf, sizeof(buf), "%06x", d->class);
 	print_string(PRINT_JSON, "class", NULL, buf);
 	print_uint(PRINT_JSON, "revision", NULL, d->revision);
+	print_string(PRINT_JSON, "driver", NULL, driver);
 
 	if (d->has_iommu_group)
 		print_uint(PRINT_ANY, "iommu_group",
@@ -241,6 +245,12 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 		     col_fmt(fmt, sizeof(fmt), widths, COL_ROOT, "%s"),
 		     d->pci_root[0] ? d->pci_root : NULL);
 
+	print_uint(PRINT_JSON, "sriov_totalvfs", NULL, d->sriov_totalvfs);
+	print_uint(PRINT_JSON, "sriov_numvfs", NULL, d->sriov_numvfs);
+	print_string(PRINT_JSON, "physfn", NULL,
+		     d->has_physfn ? d->physfn : NULL);
+	print_string(PRINT_JSON, "role", NULL, role_name(d->role));
+
 	pci_vendor_name(d->vendor_id, vendor, sizeof(vendor));
 	pci_device_name(d->vendor_id, d->device_id, device, sizeof(device));
 	print_string(PRINT_JSON, "vendor", NULL, vendor);
@@ -248,11 +258,6 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	snprintf(name, sizeof(name), "%s %s", vendor, device);
 	print_string(PRINT_FP, NULL,
 		     col_fmt(fmt, sizeof(fmt), widths, COL_NAME, "%s"), name);
-
-	print_uint(PRINT_JSON, "sriov_totalvfs", NULL, d->sriov_totalvfs);
-	print_uint(PRINT_JSON, "sriov_numvfs", NULL, d->sriov_numvfs);
-	print_string(PRINT_JSON, "physfn", NULL,
-		     d->has_physfn ? d->physfn : NULL);
 }
 
 struct dev_list {

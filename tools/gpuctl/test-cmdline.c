@@ -186,22 +186,22 @@ static struct nlmsghdr *fake_dev_msg(char *buf)
 /* What the fake message prints as; vendor and device come from pci.ids */
 static const char *const dev_json_want[][2] = {
 	{ "address", "\"0000:01:00.0\"" },
-	{ "role", "\"gpu\"" },
-	{ "driver", "\"bochs-drm\"" },
 	{ "vendor_id", "\"1234\"" },
 	{ "device_id", "\"1111\"" },
 	{ "subsystem_vendor_id", "\"1af4\"" },
 	{ "subsystem_device_id", "\"1100\"" },
 	{ "class", "\"030000\"" },
 	{ "revision", "2" },
+	{ "driver", "\"bochs-drm\"" },
 	{ "iommu_group", "7" },
 	{ "numa_node", "-1" },
 	{ "pci_root", "\"0000:00:01.0\"" },
-	{ "vendor", NULL },
-	{ "device", NULL },
 	{ "sriov_totalvfs", "0" },
 	{ "sriov_numvfs", "0" },
 	{ "physfn", "null" },
+	{ "role", "\"gpu\"" },
+	{ "vendor", NULL },
+	{ "device", NULL },
 };
 
 /* A string in, the JSON member "s" out */
@@ -292,7 +292,7 @@ static void test_dev_output(void)
 	report(strstr(out, "\"driver\":null,") &&
 	       strstr(out, "\"iommu_group\":null,") &&
 	       strstr(out, "\"numa_node\":1,") &&
-	       strstr(out, "\"physfn\":\"0000:01:00.0\"}"),
+	       strstr(out, "\"physfn\":\"0000:01:00.0\","),
 	       "%s", "dev JSON nulls");
 	free(out);
 	out = render(&d, false);
