@@ -42,13 +42,9 @@ bench() {
 
 # shellcheck disable=SC2317 # called through bench()
 sysfs_walk() {
-	local d
-
 	lspci -D -nn -vmm -k
-	for d in /sys/bus/pci/devices/*; do
-		readlink "$d/iommu_group"
-		cat "$d/numa_node"
-	done
+	readlink /sys/bus/pci/devices/*/iommu_group
+	cat /sys/bus/pci/devices/*/numa_node
 }
 
 slab_kb() {	# total slab memory in kB
