@@ -36,16 +36,12 @@ tools:
 selftests: ksrc
 	$(MAKE) -C selftests KSRC=$(KSRC)
 
-# The module for each test kernel, kept apart in build/<release>/ because
-# kbuild writes its objects next to the sources.
+# The module for each test kernel, in build/<release>/gpuctl.ko (see
+# scripts/build-module.sh for why each builds in its own copy).
 TEST_KERNELS ?= $(shell ls /boot/vmlinuz-* 2>/dev/null | sed 's,/boot/vmlinuz-,,' | \
 	while read r; do [ -d /lib/modules/$$r/build ] && echo $$r; done)
 modules-all:
-	@set -e; for r in $(TEST_KERNELS); do \
-		$(MAKE) -s -C /lib/modules/$$r/build M=$(CURDIR) clean; \
-		$(MAKE) -C /lib/modules/$$r/build M=$(CURDIR) modules; \
-		mkdir -p build/$$r; cp kmod/gpuctl.ko build/$$r/gpuctl.ko; \
-	done
+	@set -e; for r in $(TEST_KERNELS); do scripts/build-module.sh $$r; done
 
 # Parts of linux-source-6.12 used at build time: the YNL generator and CLI,
 # the kselftest harness and checkpatch. Extracted, never committed.

@@ -12,10 +12,7 @@ log=build/build-$k.log
 mkdir -p build
 {
 	make -s ksrc
-	make -s -C "/lib/modules/$k/build" M="$top" clean
-	make -C "/lib/modules/$k/build" M="$top" modules
-	mkdir -p "build/$k"
-	cp kmod/gpuctl.ko "build/$k/gpuctl.ko"
+	scripts/build-module.sh "$k"
 	make -s tools
 	make -s selftests
 } >"$log" 2>&1 || { cat "$log" >&2; echo "gpuctl: build failed, see $log" >&2; exit 1; }

@@ -88,9 +88,7 @@ step "checkpatch --strict and shellcheck are clean" "$out/style.log" \
 
 for k in $kernels; do
 	step "module builds with -Werror for $k" "$out/build-$k.log" \
-		sh -c "make -s -C /lib/modules/$k/build M='$top' clean &&
-		       make -C /lib/modules/$k/build M='$top' modules &&
-		       mkdir -p build/$k && cp kmod/gpuctl.ko build/$k/gpuctl.ko"
+		scripts/build-module.sh "$k"
 done
 step "tool builds with -Werror" "$out/tools.log" make -s tools
 step "selftests build with -Werror" "$out/selftests.log" make -s selftests
@@ -115,7 +113,7 @@ for k in $kernels; do
 		log="$out/$k-$t.log"
 		echo "# $k $t: booting"
 		start=$(date +%s)
-		selftests/qemu/run.sh --kernel "$k" --topology "$t" \
+		selftests/qemu/run.sh --kernel "$k" --topology "$t" --timeout 2400 \
 			--keep-log "$out/$k-$t.console" \
 			-- selftests/run_tests.sh "$t" >"$log" 2>"$log.err"
 		rc=$?

@@ -39,6 +39,12 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=000 devpts /dev/pts
 mount -t tmpfs -o nosuid,nodev tmpfs /dev/shm
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp
+# The project may live under a directory the tmpfs mounts above just hid
+# (CI clones anywhere, /tmp included), so it comes as a share of its own,
+# mounted at the same path as on the host.
+mkdir -p "$GPUCTL_ROOT"
+mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
+	gpuctl_project "$GPUCTL_ROOT"
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 mount -t configfs configfs /sys/kernel/config 2>/dev/null || true

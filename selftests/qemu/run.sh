@@ -169,6 +169,8 @@ qemu+=(-fsdev "local,id=fsroot,path=/,security_model=none,readonly=on,multidevs=
        -device virtio-9p-pci,fsdev=fsroot,mount_tag=gpuctl_root,bus=pcie.0,addr=0x2
        -fsdev "local,id=fsout,path=$share,security_model=none,multidevs=remap"
        -device virtio-9p-pci,fsdev=fsout,mount_tag=gpuctl_out,bus=pcie.0,addr=0x3
+       -fsdev "local,id=fsproj,path=$root,security_model=none,readonly=on,multidevs=remap"
+       -device virtio-9p-pci,fsdev=fsproj,mount_tag=gpuctl_project,bus=pcie.0,addr=0x5
        -device virtio-serial-pci,id=vser,bus=pcie.0,addr=0x4
        -chardev "file,id=cout,path=$run/stdout,append=on"
        -device virtserialport,bus=vser.0,chardev=cout,name=org.gpuctl.stdout
