@@ -129,10 +129,15 @@ wait_event() {	# NAME ADDR [COND]
 	return 1
 }
 
+# The monitor runs across stages, so it is started outside them:
+# ktap_run_stage waits for the last background job ($!) of its stage.
 start_monitor() {
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id)"
+	wait_subscribed "$MON_PID" "$(monitor_group_id)" && return 0
+	kill "$MON_PID"
+	MON_PID=
+	return 1
 }
 
 stop_monitor() {
@@ -164,7 +169,7 @@ GPU=
 
 check_add_gpu() {
 	pci_list >"$TMP/before"
-	start_monitor || return 1
+	[ -n "$MON_PID" ] || return 1
 	qmp_device_add hpgpu bochs-display 0.0 || return 1
 	PLUGGED+=(hpgpu)
 	GPU=$(wait_new_devs "$TMP/before" 1) || return 1
@@ -211,7 +216,7 @@ check_add_multifunction() {
 	local new
 
 	pci_list >"$TMP/before"
-	start_monitor || return 1
+	[ -n "$MON_PID" ] || return 1
 	if ! qmp_device_add hphda ich9-intel-hda 0.1 >"$TMP/qmp" 2>&1; then
 		cat "$TMP/qmp"
 		return 4
@@ -265,10 +270,12 @@ ktap_plan 7
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 [ -c "$GPUCTL_QMP" ] || { ktap_info "no QMP device"; exit 1; }
 
+start_monitor || ktap_info "gpuctl monitor did not start"
 ktap_run_stage "device_add bochs-display: dev-add-ntf, role gpu" check_add_gpu
 ktap_run_stage "hot-added GPU bound to bochs-drm, tool agrees with sysfs" check_added_bound
 ktap_run_stage "device_del: dev-del-ntf and the device is gone" check_del_gpu
 ktap_run_stage "removed GPU not listed, dev show ADDR exits 2" check_gone
+start_monitor || ktap_info "gpuctl monitor did not start"
 ktap_run_stage "multifunction GPU + HDA hot-add: both announced" check_add_multifunction
 ktap_run_stage "multifunction: both bound, tool agrees with sysfs" check_multifunction_sysfs
 ktap_run_stage "multifunction device_del: both announced gone" check_del_multifunction
