@@ -184,9 +184,17 @@ check_added_bound() {
 	dev_matches_sysfs "$GPU"
 }
 
+# QEMU keeps a device until the guest ejected it; DEVICE_DELETED says so.
+# Without it the slot is still taken in QEMU, and plugging another device
+# with the same RAM block name there aborts QEMU 7.2.
+SLOT_FREE=1
+
 check_del_gpu() {
 	[ -n "$GPU" ] || return 1
-	qmp_device_del hpgpu || return 1
+	if ! qmp_device_del hpgpu; then
+		echo "# QEMU did not report hpgpu deleted"
+		SLOT_FREE=0
+	fi
 	wait_gone "$GPU" || return 1
 	PLUGGED=()
 	wait_event dev-del-ntf "$GPU"
@@ -215,6 +223,10 @@ HDA=
 check_add_multifunction() {
 	local new
 
+	if [ "$SLOT_FREE" != 1 ]; then
+		echo "SKIP: QEMU still holds the first hot-plugged GPU"
+		return 4
+	fi
 	pci_list >"$TMP/before"
 	[ -n "$MON_PID" ] || return 1
 	if ! qmp_device_add hphda ich9-intel-hda 0.1 >"$TMP/qmp" 2>&1; then
@@ -239,6 +251,7 @@ check_add_multifunction() {
 }
 
 check_multifunction_sysfs() {
+	[ "$SLOT_FREE" = 1 ] || return 4
 	[ -n "$HDA" ] && wait_bound "$GPU" && wait_bound "$HDA" &&
 	dev_matches_sysfs "$GPU" || return 1
 	if hda_tracked; then
@@ -252,6 +265,7 @@ check_multifunction_sysfs() {
 check_del_multifunction() {
 	local tracked=0
 
+	[ "$SLOT_FREE" = 1 ] || { stop_monitor; return 4; }
 	[ -n "$HDA" ] || return 1
 	hda_tracked && tracked=1
 	# unplugging function 0 takes the whole slot
