@@ -17,8 +17,9 @@ build_pkgs="build-essential pkg-config libmnl-dev libpci-dev pci.ids
 	libnl-3-dev libnl-genl-3-dev python3-yaml python3-jsonschema jq
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12 xz-utils"
 test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
-	busybox-static kmod pciutils socat procps util-linux"
-lint_pkgs="shellcheck sparse man-db"
+	busybox-static kmod pciutils socat procps util-linux cpio man-db
+	bash-completion"
+lint_pkgs="shellcheck sparse"
 
 case "$what" in
 build) pkgs="$build_pkgs" ;;

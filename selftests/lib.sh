@@ -51,11 +51,14 @@ ktap_info() {
 # diagnostics and reports it as one test; exit status 4 (KSFT_SKIP) is a
 # skip. Returns CMD's status.
 ktap_run_stage() {
-	local desc=$1 rc=0
+	local desc=$1 rc=0 log
 	shift
-	"$@" > >(sed -u 's/^/# /') 2>&1 || rc=$?
-	# Let the diagnostics of this stage come out before its result.
-	wait $! 2>/dev/null
+	# Through a file, not a pipe: a background job the stage leaves running
+	# would hold a pipe open and hang the reader.
+	log=$(mktemp)
+	"$@" >"$log" 2>&1 || rc=$?
+	sed 's/^/# /' "$log"
+	rm -f "$log"
 	case $rc in
 	0) ktap_ok "$desc" ;;
 	4) ktap_skip "$desc" ;;

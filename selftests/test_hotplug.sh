@@ -129,8 +129,7 @@ wait_event() {	# NAME ADDR [COND]
 	return 1
 }
 
-# The monitor runs across stages, so it is started outside them:
-# ktap_run_stage waits for the last background job ($!) of its stage.
+# The monitor runs across stages, so it is started outside them.
 start_monitor() {
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
