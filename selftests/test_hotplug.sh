@@ -3,7 +3,7 @@
 # topology: full noiommu
 #
 # PCI hot-plug through QEMU's QMP monitor: a stand-in GPU plugged into the
-# empty root port "hp0" must be announced with dev-add-ntf, listed with the
+# empty root port "hp1" must be announced with dev-add-ntf, listed with the
 # facts sysfs gives, and announced with dev-del-ntf when it goes. Then a
 # GPU with an HDMI-audio companion plugged as one multifunction slot.
 
@@ -31,9 +31,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-qmp_device_add() {	# ID DRIVER ADDR [EXTRA_JSON_MEMBERS]
-	qmp device_add "{\"driver\": \"$2\", \"id\": \"$1\", \"bus\": \"hp0\",
-		\"addr\": \"$3\"${4:+, $4}}"
+# Each hot-plug uses a port of its own: QEMU 7.2 names a display's RAM
+# block after its slot and aborts when a second one is plugged into a slot
+# it has not released (it often misses the guest's eject). hp0 belongs to
+# selftests/hotplug.c; this test takes hp1 and hp2.
+qmp_device_add() {	# ID DRIVER PORT ADDR [EXTRA_JSON_MEMBERS]
+	qmp device_add "{\"driver\": \"$2\", \"id\": \"$1\", \"bus\": \"$3\",
+		\"addr\": \"$4\"${5:+, $5}}"
 }
 
 # (Shared with test_golden.sh; lib.sh would be their better home.)
@@ -169,7 +173,7 @@ GPU=
 check_add_gpu() {
 	pci_list >"$TMP/before"
 	[ -n "$MON_PID" ] || return 1
-	qmp_device_add hpgpu bochs-display 0.0 || return 1
+	qmp_device_add hpgpu bochs-display hp1 0.0 || return 1
 	PLUGGED+=(hpgpu)
 	GPU=$(wait_new_devs "$TMP/before" 1) || return 1
 	echo "# plugged $GPU"
@@ -183,17 +187,11 @@ check_added_bound() {
 	dev_matches_sysfs "$GPU"
 }
 
-# QEMU keeps a device until the guest ejected it; DEVICE_DELETED says so.
-# Without it the slot is still taken in QEMU, and plugging another device
-# with the same RAM block name there aborts QEMU 7.2.
-SLOT_FREE=1
-
 check_del_gpu() {
 	[ -n "$GPU" ] || return 1
-	if ! qmp_device_del hpgpu; then
-		echo "# QEMU did not report hpgpu deleted"
-		SLOT_FREE=0
-	fi
+	# QEMU 7.2 often misses the guest's eject of a display, so its
+	# DEVICE_DELETED is not awaited; the guest's view is what counts here.
+	qmp_device_del hpgpu || echo "# QEMU did not report hpgpu deleted"
 	wait_gone "$GPU" || return 1
 	PLUGGED=()
 	wait_event dev-del-ntf "$GPU"
@@ -210,10 +208,17 @@ check_gone() {
 	[ "$rc" -eq 2 ]
 }
 
-# Without an IOMMU the audio function is in no group, so gpuctl must
-# leave it alone; with one it is the GPU's companion.
+# The audio function is the GPU's companion exactly when the kernel put it
+# into the GPU's IOMMU group. Without an IOMMU it is in none; with one, a
+# function hot-added after function 0 may get a group of its own
+# (pci_scan_slot() marks it multifunction only after device_add()).
 hda_tracked() {
-	[ -e "$SYS_PCI/$HDA/iommu_group" ]
+	local g h
+
+	g=$(readlink "$SYS_PCI/$GPU/iommu_group") || return 1
+	h=$(readlink "$SYS_PCI/$HDA/iommu_group") || return 1
+	echo "# GPU group ${g##*/}, HDA group ${h##*/}"
+	[ "$g" = "$h" ]
 }
 
 # QEMU plugs a multifunction slot when function 0 arrives, so the audio
@@ -222,18 +227,14 @@ HDA=
 check_add_multifunction() {
 	local new
 
-	if [ "$SLOT_FREE" != 1 ]; then
-		echo "SKIP: QEMU still holds the first hot-plugged GPU"
-		return 4
-	fi
 	pci_list >"$TMP/before"
 	[ -n "$MON_PID" ] || return 1
-	if ! qmp_device_add hphda ich9-intel-hda 0.1 >"$TMP/qmp" 2>&1; then
+	if ! qmp_device_add hphda ich9-intel-hda hp2 0.1 >"$TMP/qmp" 2>&1; then
 		cat "$TMP/qmp"
 		return 4
 	fi
 	PLUGGED+=(hphda)
-	qmp_device_add hpgpu2 bochs-display 0.0 '"multifunction": "on"' || return 1
+	qmp_device_add hpgpu2 bochs-display hp2 0.0 '"multifunction": "on"' || return 1
 	PLUGGED+=(hpgpu2)
 	new=$(wait_new_devs "$TMP/before" 2) || return 1
 	GPU=$(grep '\.0$' <<<"$new")
@@ -250,7 +251,6 @@ check_add_multifunction() {
 }
 
 check_multifunction_sysfs() {
-	[ "$SLOT_FREE" = 1 ] || return 4
 	[ -n "$HDA" ] && wait_bound "$GPU" && wait_bound "$HDA" &&
 	dev_matches_sysfs "$GPU" || return 1
 	if hda_tracked; then
@@ -264,11 +264,10 @@ check_multifunction_sysfs() {
 check_del_multifunction() {
 	local tracked=0
 
-	[ "$SLOT_FREE" = 1 ] || { stop_monitor; return 4; }
 	[ -n "$HDA" ] || return 1
 	hda_tracked && tracked=1
 	# unplugging function 0 takes the whole slot
-	qmp_device_del hpgpu2 || return 1
+	qmp_device_del hpgpu2 || echo "# QEMU did not report hpgpu2 deleted"
 	wait_gone "$GPU" "$HDA" || return 1
 	PLUGGED=()
 	wait_event dev-del-ntf "$GPU" || return 1
