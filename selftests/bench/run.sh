@@ -20,7 +20,7 @@
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 
-N=${GPUCTL_BENCH_N:-200}
+N=${GPUCTL_BENCH_N:-20}
 
 now_ns() {
 	date +%s%N
