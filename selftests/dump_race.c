@@ -169,10 +169,20 @@ static void loop_remove(const char *addr, long *cycles)
 	for (;;) {
 		if (!tl_write(path, "1") && !tl_write("/sys/bus/pci/rescan", "1"))
 			__atomic_add_fetch(cycles, 1, __ATOMIC_RELAXED);
+		/*
+		 * A breath between cycles: QEMU 7.2 under TCG was seen to
+		 * crash when a display's BARs were torn down and remapped
+		 * back to back for seconds. Dumps still race every cycle.
+		 */
+		usleep(20 * 1000);
 	}
 }
 
-/* The GPU with the fewest group members: its removal is one step. */
+/*
+ * The GPU with the fewest group members, so that its removal is one step;
+ * among those, one without a driver, which spares QEMU a display driver's
+ * set-up and tear-down on every cycle.
+ */
 static const struct nlc_dev *pick_small_gpu(const struct model *m)
 {
 	const struct nlc_dev *best = NULL;
@@ -187,6 +197,7 @@ static const struct nlc_dev *pick_small_gpu(const struct model *m)
 		gi = NLC_HAS(d, GPUCTL_A_DEV_IOMMU_GROUP) ?
 			model_find_group(m, d->iommu_group) : -1;
 		size = gi < 0 ? 1 : m->groups[gi].ndevices;
+		size = size * 2 + !!NLC_HAS(d, GPUCTL_A_DEV_DRIVER);
 		if (size < best_size) {
 			best = d;
 			best_size = size;
