@@ -251,9 +251,13 @@ check_add_multifunction() {
 }
 
 check_multifunction_sysfs() {
-	[ -n "$HDA" ] && wait_bound "$GPU" && wait_bound "$HDA" &&
+	[ -n "$HDA" ] && wait_bound "$GPU" && wait_bound "$HDA" || return 1
+	# sysfs shows the driver link before the driver's probe ran, gpuctl
+	# once it succeeded (BOUND_DRIVER): compare after gpuctl announced it.
+	wait_event dev-change-ntf "$GPU" '.driver != null' || return 1
 	dev_matches_sysfs "$GPU" || return 1
 	if hda_tracked; then
+		wait_event dev-change-ntf "$HDA" '.driver != null' || return 1
 		dev_matches_sysfs "$HDA"
 	else
 		gpuctl -j dev show | jq -e --arg a "$HDA" \
