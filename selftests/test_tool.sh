@@ -15,8 +15,6 @@
 source "$(dirname "$0")/lib.sh"
 
 SYS_PCI=/sys/bus/pci/devices
-KSRC=$GPUCTL_ROOT/build/linux-source-6.12
-YNL=$KSRC/tools/net/ynl
 TMP=$(mktemp -d /tmp/test_tool.XXXXXX)
 MON_PID=
 
@@ -368,41 +366,6 @@ check_help() {
 
 check_no_args_is_dev_show() {
 	gpuctl >"$TMP/a" && gpuctl dev show >"$TMP/b" && diff -u "$TMP/b" "$TMP/a"
-}
-
-# (Shared with test_golden.sh; lib.sh would be their better home.)
-# The id of the gpuctl "monitor" multicast group, from the kernel's nlctrl.
-monitor_group_id() {
-	/usr/bin/python3 "$YNL/cli.py" \
-		--spec "$KSRC/Documentation/netlink/specs/nlctrl.yaml" \
-		--do getfamily --json '{"family-name": "gpuctl"}' --output-json |
-		jq -r '.["mcast-groups"][] | to_entries[].value |
-			select(.name == "monitor") | .id'
-}
-
-# Wait until process PID has a netlink socket that joined group GID.
-# /proc/net/netlink shows the first 32 groups of each socket as a bitmap;
-# for a higher group id only the socket itself can be seen, and the wait
-# falls back to a pause long enough for the process to subscribe.
-wait_subscribed() {	# PID GID
-	local pid=$1 gid=$2 ino groups
-
-	for _ in $(seq 200); do
-		kill -0 "$pid" 2>/dev/null || return 1
-		for ino in $(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null |
-			     tr -dc '0-9\n'); do
-			groups=$(awk -v ino="$ino" '$2 == 16 && $10 == ino { print $4 }' \
-				/proc/net/netlink)
-			[ -n "$groups" ] || continue
-			if [ "$gid" -gt 32 ]; then
-				sleep 2
-				return 0
-			fi
-			(( (0x$groups >> (gid - 1)) & 1 )) && return 0
-		done
-		sleep 0.1
-	done
-	return 1
 }
 
 check_monitor() {
