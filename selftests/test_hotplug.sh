@@ -70,13 +70,16 @@ wait_gone() {	# ADDR...
 	return 1
 }
 
+# Up to 60 s: a hot-added device may first need its driver module loaded
+# (the noiommu topology has no HDA at boot), which is slow under TCG.
 wait_bound() {	# ADDR
 	local _
 
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		[ -e "$SYS_PCI/$1/driver" ] && return 0
 		sleep 0.2
 	done
+	echo "$1 has no driver after 60 s"
 	return 1
 }
 
