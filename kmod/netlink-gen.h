@@ -15,14 +15,24 @@ extern const struct nla_policy gpuctl_dev_get_nl_policy[GPUCTL_A_DEV_ADDRESS + 1
 
 extern const struct nla_policy gpuctl_group_get_nl_policy[GPUCTL_A_GROUP_ID + 1];
 
+extern const struct nla_policy gpuctl_rule_new_nl_policy[GPUCTL_A_RULE_TAKE + 1];
+
+extern const struct nla_policy gpuctl_rule_del_nl_policy[GPUCTL_A_RULE_MATCH + 1];
+
+extern const struct nla_policy gpuctl_rule_get_nl_policy[GPUCTL_A_RULE_ID + 1];
+
 /* Ops table for gpuctl */
-extern const struct genl_ops gpuctl_nl_ops[2];
+extern const struct genl_ops gpuctl_nl_ops[5];
 
 int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int gpuctl_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_group_get_dumpit(struct sk_buff *skb,
 			       struct netlink_callback *cb);
+int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_rule_get_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_rule_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 enum {
 	GPUCTL_NLGRP_MONITOR,

@@ -34,6 +34,74 @@ enum gpuctl_dev_role {
 	GPUCTL_DEV_ROLE_MAX = (__GPUCTL_DEV_ROLE_MAX - 1)
 };
 
+#define GPUCTL_MATCH_LEN	40
+#define GPUCTL_DRIVER_LEN	31
+
+/**
+ * enum gpuctl_dev_state - Where a device stands with respect to reservation.
+ * @GPUCTL_DEV_STATE_FREE: No rule reserves the device.
+ * @GPUCTL_DEV_STATE_RESERVED: A rule reserves the device and it is bound to
+ *   the rule's driver, or unbound with a driver_override that lets only that
+ *   driver bind.
+ * @GPUCTL_DEV_STATE_HELD: A rule reserves the device, but a host driver (the
+ *   "driver" attribute) had it before the rule came and still has it. A rule
+ *   with "take" takes it over.
+ * @GPUCTL_DEV_STATE_BLOCKED: A rule reserves the device, but gpuctl could not
+ *   bind it to the rule's driver; "state-reason" says why.
+ */
+enum gpuctl_dev_state {
+	GPUCTL_DEV_STATE_FREE = 1,
+	GPUCTL_DEV_STATE_RESERVED,
+	GPUCTL_DEV_STATE_HELD,
+	GPUCTL_DEV_STATE_BLOCKED,
+
+	/* private: */
+	__GPUCTL_DEV_STATE_MAX,
+	GPUCTL_DEV_STATE_MAX = (__GPUCTL_DEV_STATE_MAX - 1)
+};
+
+/**
+ * enum gpuctl_dev_action - What gpuctl did to a reserved or released device.
+ * @GPUCTL_DEV_ACTION_CLAIMED: Set its driver_override to the rule's driver.
+ * @GPUCTL_DEV_ACTION_BOUND: Bound it to the rule's driver.
+ * @GPUCTL_DEV_ACTION_RESTORED: Put it back on the rule's driver after it lost
+ *   its override, was unbound, or was bound to another driver.
+ * @GPUCTL_DEV_ACTION_TAKEN: Unbound it from a host driver and bound it to the
+ *   rule's driver.
+ * @GPUCTL_DEV_ACTION_RELEASED: Its rule is gone: cleared its driver_override
+ *   and let the host's drivers probe it again.
+ * @GPUCTL_DEV_ACTION_BLOCKED: Could not bind it to the rule's driver;
+ *   "state-reason" says why.
+ */
+enum gpuctl_dev_action {
+	GPUCTL_DEV_ACTION_CLAIMED = 1,
+	GPUCTL_DEV_ACTION_BOUND,
+	GPUCTL_DEV_ACTION_RESTORED,
+	GPUCTL_DEV_ACTION_TAKEN,
+	GPUCTL_DEV_ACTION_RELEASED,
+	GPUCTL_DEV_ACTION_BLOCKED,
+
+	/* private: */
+	__GPUCTL_DEV_ACTION_MAX,
+	GPUCTL_DEV_ACTION_MAX = (__GPUCTL_DEV_ACTION_MAX - 1)
+};
+
+/**
+ * enum gpuctl_rule_source - Where a rule came from.
+ * @GPUCTL_RULE_SOURCE_PARAM: The module parameter "reserve" (modprobe.d or the
+ *   kernel command line).
+ * @GPUCTL_RULE_SOURCE_NETLINK: A rule-new request ("gpuctl reserve add",
+ *   "gpuctl apply").
+ */
+enum gpuctl_rule_source {
+	GPUCTL_RULE_SOURCE_PARAM = 1,
+	GPUCTL_RULE_SOURCE_NETLINK,
+
+	/* private: */
+	__GPUCTL_RULE_SOURCE_MAX,
+	GPUCTL_RULE_SOURCE_MAX = (__GPUCTL_RULE_SOURCE_MAX - 1)
+};
+
 enum {
 	GPUCTL_A_DEV_ADDRESS = 1,
 	GPUCTL_A_DEV_VENDOR_ID,
@@ -50,6 +118,11 @@ enum {
 	GPUCTL_A_DEV_SRIOV_NUMVFS,
 	GPUCTL_A_DEV_PHYSFN,
 	GPUCTL_A_DEV_ROLE,
+	GPUCTL_A_DEV_RESERVED,
+	GPUCTL_A_DEV_STATE,
+	GPUCTL_A_DEV_STATE_REASON,
+	GPUCTL_A_DEV_RULE,
+	GPUCTL_A_DEV_ACTION,
 
 	__GPUCTL_A_DEV_MAX,
 	GPUCTL_A_DEV_MAX = (__GPUCTL_A_DEV_MAX - 1)
@@ -66,11 +139,30 @@ enum {
 };
 
 enum {
+	GPUCTL_A_RULE_ID = 1,
+	GPUCTL_A_RULE_MATCH,
+	GPUCTL_A_RULE_DRIVER,
+	GPUCTL_A_RULE_FORCE,
+	GPUCTL_A_RULE_TAKE,
+	GPUCTL_A_RULE_SOURCE,
+	GPUCTL_A_RULE_DEVICE,
+	GPUCTL_A_RULE_WARNING,
+
+	__GPUCTL_A_RULE_MAX,
+	GPUCTL_A_RULE_MAX = (__GPUCTL_A_RULE_MAX - 1)
+};
+
+enum {
 	GPUCTL_CMD_DEV_GET = 1,
 	GPUCTL_CMD_GROUP_GET,
 	GPUCTL_CMD_DEV_ADD_NTF,
 	GPUCTL_CMD_DEV_DEL_NTF,
 	GPUCTL_CMD_DEV_CHANGE_NTF,
+	GPUCTL_CMD_RULE_NEW,
+	GPUCTL_CMD_RULE_DEL,
+	GPUCTL_CMD_RULE_GET,
+	GPUCTL_CMD_RULE_NEW_NTF,
+	GPUCTL_CMD_RULE_DEL_NTF,
 
 	__GPUCTL_CMD_MAX,
 	GPUCTL_CMD_MAX = (__GPUCTL_CMD_MAX - 1)
