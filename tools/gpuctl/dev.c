@@ -260,35 +260,15 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 		     col_fmt(fmt, sizeof(fmt), widths, COL_NAME, "%s"), name);
 }
 
+/* The devices of one dev-get reply or dump */
 struct dev_list {
-	struct dev_info *v;
+	const struct dev_info *v;
 	size_t n;
-	size_t cap;
 };
 
-static int dev_collect_cb(const struct nlmsghdr *nlh, void *data)
+static int dev_parse(const struct nlmsghdr *nlh, void *elem)
 {
-	struct dev_list *list = data;
-	struct dev_info *v;
-
-	if (list->n == list->cap) {
-		list->cap = list->cap ? 2 * list->cap : 32;
-		v = realloc(list->v, list->cap * sizeof(*v));
-		if (!v)
-			return MNL_CB_ERROR;
-		list->v = v;
-	}
-	if (dev_info_parse(nlh, &list->v[list->n]))
-		return MNL_CB_ERROR;
-	list->n++;
-	return MNL_CB_OK;
-}
-
-static void dev_list_reset(void *data)
-{
-	struct dev_list *list = data;
-
-	list->n = 0;
+	return dev_info_parse(nlh, elem);
 }
 
 /*
@@ -431,7 +411,8 @@ static void dev_list_print(const struct dev_list *list)
 
 static int cmd_dev_show(struct gpuctl *g, struct args *a)
 {
-	struct dev_list list = {};
+	struct nl_list list = { .size = sizeof(struct dev_info),
+				.parse = dev_parse };
 	char addr[ADDR_BUFSZ] = "";
 	struct nlmsghdr *nlh;
 	struct nl_ctx *nl;
@@ -465,17 +446,19 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
 	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, !addr[0]);
 	if (addr[0])
 		mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
-	ret = nl_request(nl, nlh, dev_collect_cb, dev_list_reset, &list);
+	ret = nl_collect(nl, nlh, &list);
 	if (ret) {
 		if (addr[0])
 			fprintf(stderr, "gpuctl: cannot show device %s\n",
 				addr);
-		free(list.v);
-		return EXIT_KERNEL;
+		ret = EXIT_KERNEL;
+	} else {
+		struct dev_list devs = { .v = list.v, .n = list.n };
+
+		dev_list_print(&devs);
 	}
-	dev_list_print(&list);
-	free(list.v);
-	return EXIT_OK;
+	nl_list_free(&list);
+	return ret;
 }
 
 /**

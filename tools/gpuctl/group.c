@@ -25,12 +25,6 @@ struct group_info {
 	char (*devs)[ADDR_BUFSZ];
 };
 
-struct group_list {
-	struct group_info *v;
-	size_t n;
-	size_t cap;
-};
-
 static void group_help(FILE *fp)
 {
 	fprintf(fp,
@@ -76,35 +70,21 @@ static int group_attr_add(struct group_info *gr, const struct nlattr *attr)
 	return 0;
 }
 
-static int group_collect_cb(const struct nlmsghdr *nlh, void *data)
+static int group_parse(const struct nlmsghdr *nlh, void *elem)
 {
-	struct group_list *list = data;
 	const struct nlattr *attr;
-	struct group_info *gr, *v;
 
-	if (list->n == list->cap) {
-		list->cap = list->cap ? 2 * list->cap : 16;
-		v = realloc(list->v, list->cap * sizeof(*v));
-		if (!v)
-			return MNL_CB_ERROR;
-		list->v = v;
-	}
-	gr = &list->v[list->n++];
-	memset(gr, 0, sizeof(*gr));
 	mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr))
-		if (group_attr_add(gr, attr))
-			return MNL_CB_ERROR;
-	return MNL_CB_OK;
+		if (group_attr_add(elem, attr))
+			return -1;
+	return 0;
 }
 
-static void group_list_reset(void *data)
+static void group_release(void *elem)
 {
-	struct group_list *list = data;
-	size_t i;
+	struct group_info *gr = elem;
 
-	for (i = 0; i < list->n; i++)
-		free(list->v[i].devs);
-	list->n = 0;
+	free(gr->devs);
 }
 
 static int group_cmp(const void *pa, const void *pb)
@@ -140,22 +120,23 @@ static void group_print(struct group_info *gr)
 	close_json_object();
 }
 
-static void group_list_print(struct group_list *list)
+static void group_list_print(struct group_info *v, size_t n)
 {
 	size_t i;
 
-	qsort(list->v, list->n, sizeof(*list->v), group_cmp);
+	qsort(v, n, sizeof(*v), group_cmp);
 	new_json_obj();
 	open_json_array(PRINT_JSON, "groups");
-	for (i = 0; i < list->n; i++)
-		group_print(&list->v[i]);
+	for (i = 0; i < n; i++)
+		group_print(&v[i]);
 	close_json_array(PRINT_JSON, NULL);
 	delete_json_obj();
 }
 
 static int cmd_group_show(struct gpuctl *g, struct args *a)
 {
-	struct group_list list = {};
+	struct nl_list list = { .size = sizeof(struct group_info),
+				.parse = group_parse, .release = group_release };
 	struct nlmsghdr *nlh;
 	struct nl_ctx *nl;
 	bool one = false;
@@ -192,17 +173,16 @@ static int cmd_group_show(struct gpuctl *g, struct args *a)
 	nlh = nl_msg_start(nl, GPUCTL_CMD_GROUP_GET, !one);
 	if (one)
 		mnl_attr_put_u32(nlh, GPUCTL_A_GROUP_ID, id);
-	ret = nl_request(nl, nlh, group_collect_cb, group_list_reset, &list);
+	ret = nl_collect(nl, nlh, &list);
 	if (ret) {
 		if (one)
 			fprintf(stderr, "gpuctl: cannot show IOMMU group %u\n",
 				id);
 		ret = EXIT_KERNEL;
 	} else {
-		group_list_print(&list);
+		group_list_print(list.v, list.n);
 	}
-	group_list_reset(&list);
-	free(list.v);
+	nl_list_free(&list);
 	return ret;
 }
 

@@ -195,6 +195,72 @@ int nl_request(struct nl_ctx *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 	return ret;
 }
 
+static void *nl_list_elem(const struct nl_list *list, size_t i)
+{
+	return (char *)list->v + i * list->size;
+}
+
+static int nl_collect_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nl_list *list = data;
+	size_t cap;
+	void *elem;
+	void *v;
+
+	if (list->n == list->cap) {
+		cap = list->cap ? 2 * list->cap : 16;
+		v = realloc(list->v, cap * list->size);
+		if (!v)
+			return MNL_CB_ERROR;
+		list->v = v;
+		list->cap = cap;
+	}
+	elem = nl_list_elem(list, list->n);
+	memset(elem, 0, list->size);
+	if (list->parse(nlh, elem)) {
+		/* an element parsed half-way may hold memory already */
+		if (list->release)
+			list->release(elem);
+		return MNL_CB_ERROR;
+	}
+	list->n++;
+	return MNL_CB_OK;
+}
+
+/* A retried dump starts over, so what the failed try collected goes */
+static void nl_list_reset(void *data)
+{
+	struct nl_list *list = data;
+	size_t i;
+
+	if (list->release)
+		for (i = 0; i < list->n; i++)
+			list->release(nl_list_elem(list, i));
+	list->n = 0;
+}
+
+/**
+ * nl_collect() - send a get or dump request and keep every reply
+ * @nl: an open socket
+ * @nlh: the request, from nl_msg_start()
+ * @list: an empty list, with its element size and parser set
+ *
+ * Return: 0 or a negative errno, which has been printed; @list holds what
+ * was collected either way, for nl_list_free().
+ */
+int nl_collect(struct nl_ctx *nl, struct nlmsghdr *nlh, struct nl_list *list)
+{
+	return nl_request(nl, nlh, nl_collect_cb, nl_list_reset, list);
+}
+
+void nl_list_free(struct nl_list *list)
+{
+	nl_list_reset(list);
+	free(list->v);
+	list->v = NULL;
+	list->cap = 0;
+}
+
 static void nl_mcgrps_parse(struct nl_ctx *nl, const struct nlattr *nest)
 {
 	const struct nlattr *grp, *attr;

@@ -33,6 +33,24 @@ void nl_close(struct nl_ctx *nl);
 struct nlmsghdr *nl_msg_start(struct nl_ctx *nl, u8 cmd, bool dump);
 int nl_request(struct nl_ctx *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 	       void (*reset)(void *data), void *data);
+
+/*
+ * The replies to a get or a dump, each parsed into one element of an
+ * array that grows as they come. @parse fills a zeroed element and
+ * returns 0, or -1 with errno set; @release, if set, frees what it
+ * allocated.
+ */
+struct nl_list {
+	size_t size;
+	int (*parse)(const struct nlmsghdr *nlh, void *elem);
+	void (*release)(void *elem);
+	void *v;
+	size_t n;
+	size_t cap;
+};
+
+int nl_collect(struct nl_ctx *nl, struct nlmsghdr *nlh, struct nl_list *list);
+void nl_list_free(struct nl_list *list);
 int nl_monitor_join(struct nl_ctx *nl);
 int nl_monitor_recv(struct nl_ctx *nl, mnl_cb_t cb, void *data);
 int nl_fd(const struct nl_ctx *nl);
