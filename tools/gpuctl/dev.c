@@ -19,6 +19,8 @@ enum dev_col {
 	COL_ADDRESS,
 	COL_ROLE,
 	COL_DRIVER,
+	COL_STATE,
+	COL_RULE,
 	COL_IDS,
 	COL_GROUP,
 	COL_NUMA,
@@ -27,13 +29,18 @@ enum dev_col {
 	COL_MAX,
 };
 
+/* The longest cell is a state with its reason */
+#define CELL_BUFSZ (STATE_REASON_BUFSZ + 32)
+
 static const char *const col_titles[COL_MAX] = {
-	"ADDRESS", "ROLE", "DRIVER", "IDS", "GROUP", "NUMA", "ROOT", "NAME",
+	"ADDRESS", "ROLE", "DRIVER", "STATE", "RULE", "IDS", "GROUP", "NUMA",
+	"ROOT", "NAME",
 };
 
 /* In one-line form (monitor) some values need a word to say what they are */
 static const char *const col_labels[COL_MAX] = {
-	[COL_GROUP] = "group ", [COL_NUMA] = "numa ", [COL_ROOT] = "root ",
+	[COL_STATE] = "state ", [COL_RULE] = "rule ", [COL_GROUP] = "group ",
+	[COL_NUMA] = "numa ", [COL_ROOT] = "root ",
 };
 
 static void dev_help(FILE *fp)
@@ -60,6 +67,11 @@ static const enum mnl_attr_data_type dev_attr_types[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_SRIOV_NUMVFS] = MNL_TYPE_U16,
 	[GPUCTL_A_DEV_PHYSFN] = MNL_TYPE_NUL_STRING,
 	[GPUCTL_A_DEV_ROLE] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_RESERVED] = MNL_TYPE_U8,
+	[GPUCTL_A_DEV_STATE] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_STATE_REASON] = MNL_TYPE_NUL_STRING,
+	[GPUCTL_A_DEV_RULE] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_ACTION] = MNL_TYPE_U32,
 };
 
 static int dev_attr_cb(const struct nlattr *attr, void *data)
@@ -130,6 +142,18 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 	copy_str(d->physfn, sizeof(d->physfn), tb[GPUCTL_A_DEV_PHYSFN]);
 	if (tb[GPUCTL_A_DEV_ROLE])
 		d->role = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ROLE]);
+	if (tb[GPUCTL_A_DEV_RESERVED])
+		d->reserved = mnl_attr_get_u8(tb[GPUCTL_A_DEV_RESERVED]);
+	if (tb[GPUCTL_A_DEV_STATE])
+		d->state = mnl_attr_get_u32(tb[GPUCTL_A_DEV_STATE]);
+	d->has_state_reason = tb[GPUCTL_A_DEV_STATE_REASON];
+	copy_str(d->state_reason, sizeof(d->state_reason),
+		 tb[GPUCTL_A_DEV_STATE_REASON]);
+	d->has_rule = tb[GPUCTL_A_DEV_RULE];
+	if (d->has_rule)
+		d->rule = mnl_attr_get_u32(tb[GPUCTL_A_DEV_RULE]);
+	if (tb[GPUCTL_A_DEV_ACTION])
+		d->action = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ACTION]);
 	return 0;
 }
 
@@ -146,6 +170,20 @@ static void dev_cell(const struct dev_info *d, enum dev_col col, char *buf,
 		break;
 	case COL_DRIVER:
 		snprintf(buf, size, "%s", d->has_driver ? d->driver : "-");
+		break;
+	case COL_STATE:
+		/* "held (bound to snd_hda_intel)": the reason is the news */
+		if (d->has_state_reason)
+			snprintf(buf, size, "%s (%s)", state_name(d->state),
+				 d->state_reason);
+		else
+			snprintf(buf, size, "%s", state_name(d->state));
+		break;
+	case COL_RULE:
+		if (d->has_rule)
+			snprintf(buf, size, "%u", d->rule);
+		else
+			snprintf(buf, size, "-");
 		break;
 	case COL_IDS:
 		snprintf(buf, size, "%04x:%04x", d->vendor_id, d->device_id);
@@ -201,7 +239,7 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 {
 	char vendor[NAME_BUFSZ], device[NAME_BUFSZ], name[2 * NAME_BUFSZ];
 	const char *driver = d->has_driver ? d->driver : NULL;
-	char fmt[32], buf[32];
+	char fmt[32], buf[CELL_BUFSZ];
 
 	print_string(PRINT_ANY, "address",
 		     col_fmt(fmt, sizeof(fmt), widths, COL_ADDRESS, "%s"),
@@ -212,6 +250,16 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	print_string(PRINT_FP, NULL,
 		     col_fmt(fmt, sizeof(fmt), widths, COL_DRIVER, "%s"),
 		     driver);
+	dev_cell(d, COL_STATE, buf, sizeof(buf));
+	print_string(PRINT_FP, NULL,
+		     col_fmt(fmt, sizeof(fmt), widths, COL_STATE, "%s"), buf);
+	dev_cell(d, COL_RULE, buf, sizeof(buf));
+	print_string(PRINT_FP, NULL,
+		     col_fmt(fmt, sizeof(fmt), widths, COL_RULE, "%s"), buf);
+	/* only notifications carry an action, and they print as one line */
+	if (d->action)
+		print_string(PRINT_FP, NULL, "action %s ",
+			     action_name(d->action));
 	dev_cell(d, COL_IDS, buf, sizeof(buf));
 	print_string(PRINT_FP, NULL,
 		     col_fmt(fmt, sizeof(fmt), widths, COL_IDS, "%s"), buf);
@@ -250,6 +298,18 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	print_string(PRINT_JSON, "physfn", NULL,
 		     d->has_physfn ? d->physfn : NULL);
 	print_string(PRINT_JSON, "role", NULL, role_name(d->role));
+	print_bool(PRINT_JSON, "reserved", NULL, d->reserved);
+	print_string(PRINT_JSON, "state", NULL, state_name(d->state));
+	if (d->has_state_reason)
+		print_string(PRINT_JSON, "state_reason", NULL,
+			     d->state_reason);
+	if (d->has_rule)
+		print_uint(PRINT_JSON, "rule", NULL, d->rule);
+	else
+		print_null(PRINT_JSON, "rule", NULL, NULL);
+	if (d->action)
+		print_string(PRINT_JSON, "action", NULL,
+			     action_name(d->action));
 
 	pci_vendor_name(d->vendor_id, vendor, sizeof(vendor));
 	pci_device_name(d->vendor_id, d->device_id, device, sizeof(device));
@@ -359,7 +419,7 @@ static void dev_list_print(const struct dev_list *list)
 {
 	int widths[COL_MAX] = {};
 	struct dev_row *rows;
-	char cell[NAME_BUFSZ];
+	char cell[CELL_BUFSZ];
 	char fmt[32];
 	size_t i;
 	int col;

@@ -34,6 +34,9 @@ int cmd_dev(struct gpuctl *g, struct args *a);
 int cmd_group(struct gpuctl *g, struct args *a);
 int cmd_monitor(struct gpuctl *g, struct args *a);
 
+/* "vfio-pci did not bind", "bound to snd_hda_intel" */
+#define STATE_REASON_BUFSZ 128
+
 /* A device as the kernel describes it, shared by dev show and monitor */
 struct dev_info {
 	char address[ADDR_BUFSZ];
@@ -54,6 +57,13 @@ struct dev_info {
 	bool has_physfn;
 	char physfn[ADDR_BUFSZ];
 	u32 role;
+	bool reserved;
+	u32 state;		/* 0: the module did not say */
+	bool has_state_reason;
+	char state_reason[STATE_REASON_BUFSZ];
+	bool has_rule;
+	u32 rule;
+	u32 action;		/* 0: not an action notification */
 };
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);

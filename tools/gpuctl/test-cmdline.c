@@ -178,6 +178,10 @@ static struct nlmsghdr *fake_dev_msg(char *buf)
 	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SRIOV_TOTALVFS, 0);
 	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SRIOV_NUMVFS, 0);
 	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_ROLE, GPUCTL_DEV_ROLE_GPU);
+	mnl_attr_put_u8(nlh, GPUCTL_A_DEV_RESERVED, 1);
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_STATE, GPUCTL_DEV_STATE_HELD);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_STATE_REASON, "bound to bochs-drm");
+	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_RULE, 3);
 	/* an attribute from a future module must be skipped */
 	mnl_attr_put_u32(nlh, GPUCTL_A_DEV_MAX + 1, 42);
 	return nlh;
@@ -200,6 +204,10 @@ static const char *const dev_json_want[][2] = {
 	{ "sriov_numvfs", "0" },
 	{ "physfn", "null" },
 	{ "role", "\"gpu\"" },
+	{ "reserved", "true" },
+	{ "state", "\"held\"" },
+	{ "state_reason", "\"bound to bochs-drm\"" },
+	{ "rule", "3" },
 	{ "vendor", NULL },
 	{ "device", NULL },
 };
@@ -277,14 +285,30 @@ static void test_dev_output(void)
 
 	out = render(&d, false);
 	snprintf(want, sizeof(want),
-		 "0000:01:00.0 gpu bochs-drm 1234:1111 group 7 numa - root 0000:00:01.0 %s %s",
+		 "0000:01:00.0 gpu bochs-drm state held (bound to bochs-drm) rule 3 1234:1111 group 7 numa - root 0000:00:01.0 %s %s",
 		 vendor, device);
 	check_str("dev text line", out, want);
 	free(out);
 
-	/* no driver, no group, a VF: nulls in JSON, "-" in text */
+	/* an action: only notifications have one, in JSON after the rule */
+	d.action = GPUCTL_DEV_ACTION_TAKEN;
+	out = render(&d, true);
+	report(!!strstr(out, "\"rule\":3,\"action\":\"taken\",\"vendor\":"),
+	       "%s", "dev JSON action");
+	free(out);
+	out = render(&d, false);
+	report(!!strstr(out, " rule 3 action taken 1234:1111 "), "%s",
+	       "dev text action");
+	free(out);
+	d.action = 0;
+
+	/* no driver, no group, a VF, free: nulls in JSON, "-" in text */
 	d.has_driver = false;
 	d.has_iommu_group = false;
+	d.reserved = false;
+	d.state = GPUCTL_DEV_STATE_FREE;
+	d.has_state_reason = false;
+	d.has_rule = false;
 	d.has_physfn = true;
 	snprintf(d.physfn, sizeof(d.physfn), "0000:01:00.0");
 	d.numa_node = 1;
@@ -292,11 +316,12 @@ static void test_dev_output(void)
 	report(strstr(out, "\"driver\":null,") &&
 	       strstr(out, "\"iommu_group\":null,") &&
 	       strstr(out, "\"numa_node\":1,") &&
-	       strstr(out, "\"physfn\":\"0000:01:00.0\","),
+	       strstr(out, "\"physfn\":\"0000:01:00.0\",") &&
+	       strstr(out, "\"reserved\":false,\"state\":\"free\",\"rule\":null,"),
 	       "%s", "dev JSON nulls");
 	free(out);
 	out = render(&d, false);
-	report(!strncmp(out, "0000:01:00.0 gpu - 1234:1111 group - numa 1 ", 44),
+	report(strstr(out, "0000:01:00.0 gpu - state free rule - 1234:1111 group - numa 1 ") == out,
 	       "%s", "dev text dashes");
 	free(out);
 
@@ -380,6 +405,11 @@ static void test_parsers(void)
 	       "u32 maximum");
 	report(!strcmp(role_name(GPUCTL_DEV_ROLE_BRIDGE), "bridge") &&
 	       !strcmp(role_name(99), "unknown"), "%s", "role names");
+	report(!strcmp(state_name(GPUCTL_DEV_STATE_BLOCKED), "blocked") &&
+	       !strcmp(state_name(0), "unknown") &&
+	       !strcmp(action_name(GPUCTL_DEV_ACTION_RESTORED), "restored") &&
+	       !strcmp(source_name(GPUCTL_RULE_SOURCE_PARAM), "param"),
+	       "%s", "state, action and source names");
 	report(!strcmp(ntf_name(GPUCTL_CMD_DEV_CHANGE_NTF), "dev-change-ntf") &&
 	       !ntf_name(GPUCTL_CMD_DEV_GET), "%s", "notification names");
 }

@@ -30,11 +30,36 @@ static const struct name_map role_names[] = {
 	{ .num = GPUCTL_DEV_ROLE_BRIDGE, .str = "bridge" },
 };
 
+static const struct name_map state_names[] = {
+	{ .num = GPUCTL_DEV_STATE_FREE, .str = "free" },
+	{ .num = GPUCTL_DEV_STATE_RESERVED, .str = "reserved" },
+	{ .num = GPUCTL_DEV_STATE_HELD, .str = "held" },
+	{ .num = GPUCTL_DEV_STATE_BLOCKED, .str = "blocked" },
+};
+
+static const struct name_map action_names[] = {
+	{ .num = GPUCTL_DEV_ACTION_CLAIMED, .str = "claimed" },
+	{ .num = GPUCTL_DEV_ACTION_BOUND, .str = "bound" },
+	{ .num = GPUCTL_DEV_ACTION_RESTORED, .str = "restored" },
+	{ .num = GPUCTL_DEV_ACTION_TAKEN, .str = "taken" },
+	{ .num = GPUCTL_DEV_ACTION_RELEASED, .str = "released" },
+	{ .num = GPUCTL_DEV_ACTION_BLOCKED, .str = "blocked" },
+};
+
+static const struct name_map source_names[] = {
+	{ .num = GPUCTL_RULE_SOURCE_PARAM, .str = "param" },
+	{ .num = GPUCTL_RULE_SOURCE_NETLINK, .str = "netlink" },
+};
+
 static const struct name_map ntf_names[] = {
 	{ .num = GPUCTL_CMD_DEV_ADD_NTF, .str = "dev-add-ntf", .label = "dev-add" },
 	{ .num = GPUCTL_CMD_DEV_DEL_NTF, .str = "dev-del-ntf", .label = "dev-del" },
 	{ .num = GPUCTL_CMD_DEV_CHANGE_NTF, .str = "dev-change-ntf",
 	  .label = "dev-change" },
+	{ .num = GPUCTL_CMD_RULE_NEW_NTF, .str = "rule-new-ntf",
+	  .label = "rule-new" },
+	{ .num = GPUCTL_CMD_RULE_DEL_NTF, .str = "rule-del-ntf",
+	  .label = "rule-del" },
 };
 
 static const struct name_map *name_find(const struct name_map *map,
@@ -48,14 +73,33 @@ static const struct name_map *name_find(const struct name_map *map,
 	return NULL;
 }
 
-/* A newer module may send a role this tool does not know yet */
+/* A newer module may send a value this tool does not know yet */
+static const char *name_or_unknown(const struct name_map *map, size_t n,
+				   unsigned int num)
+{
+	const struct name_map *m = name_find(map, n, num);
+
+	return m ? m->str : "unknown";
+}
+
 const char *role_name(u32 role)
 {
-	const struct name_map *m;
+	return name_or_unknown(role_names, ARRAY_SIZE(role_names), role);
+}
 
-	m = name_find(role_names, ARRAY_SIZE(role_names),
-		      role);
-	return m ? m->str : "unknown";
+const char *state_name(u32 state)
+{
+	return name_or_unknown(state_names, ARRAY_SIZE(state_names), state);
+}
+
+const char *action_name(u32 action)
+{
+	return name_or_unknown(action_names, ARRAY_SIZE(action_names), action);
+}
+
+const char *source_name(u32 source)
+{
+	return name_or_unknown(source_names, ARRAY_SIZE(source_names), source);
 }
 
 /* NULL for a command that is not a notification this tool understands */

@@ -59,6 +59,9 @@ int parse_pci_address(const char *arg, char *out, size_t size);
 int parse_u32(const char *arg, u32 *val);
 
 const char *role_name(u32 role);
+const char *state_name(u32 state);
+const char *action_name(u32 action);
+const char *source_name(u32 source);
 const char *ntf_name(u8 cmd);
 const char *ntf_label(u8 cmd);
 
