@@ -21,6 +21,10 @@ static void help(FILE *f)
 		"       gpuctl-nl dev-get ADDRESS\n"
 		"       gpuctl-nl group-dump\n"
 		"       gpuctl-nl group-get ID\n"
+		"       gpuctl-nl rule-new MATCH [driver NAME] [force] [take]\n"
+		"       gpuctl-nl rule-del [id ID] [match MATCH]\n"
+		"       gpuctl-nl rule-get ID\n"
+		"       gpuctl-nl rule-dump\n"
 		"       gpuctl-nl monitor [--count N] [--timeout SECONDS]\n");
 }
 
@@ -75,6 +79,108 @@ static int cmd_group_dump(struct nlc *c)
 	return 0;
 }
 
+static int cmd_rule_dump(struct nlc *c)
+{
+	struct nlc_dump_info info;
+	struct nlc_rule *rules;
+	int i, n, ret;
+
+	do {
+		ret = nlc_rule_dump(c, &rules, &n, &info);
+		if (!ret && info.intr) {
+			free(rules);
+			ret = -EINTR;
+		}
+	} while (ret == -EINTR);
+	if (ret)
+		return fail(c, ret);
+	for (i = 0; i < n; i++)
+		nlc_print_rule(stdout, "rule", &rules[i]);
+	free(rules);
+	return 0;
+}
+
+static bool parse_u32(const char *s, __u32 *v)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(s, &end, 0);
+	if (!*s || *end || errno || n > 0xffffffffUL)
+		return false;
+	*v = n;
+	return true;
+}
+
+/* MATCH [driver NAME] [force] [take]; "" is sent as an empty match. */
+static int cmd_rule_new(struct nlc *c, int argc, char **argv)
+{
+	const char *driver = NULL;
+	bool force = false, take = false;
+	struct nlc_rule r;
+	int i, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "driver") && i + 1 < argc) {
+			driver = argv[++i];
+		} else if (!strcmp(argv[i], "force")) {
+			force = true;
+		} else if (!strcmp(argv[i], "take")) {
+			take = true;
+		} else {
+			help(stderr);
+			return 1;
+		}
+	}
+	ret = nlc_rule_new(c, argv[0], driver, force, take, &r);
+	if (ret)
+		return fail(c, ret);
+	nlc_print_rule(stdout, "rule", &r);
+	return 0;
+}
+
+/* Neither id nor match is a valid request too: the kernel must refuse it. */
+static int cmd_rule_del(struct nlc *c, int argc, char **argv)
+{
+	const char *match = NULL;
+	bool by_id = false;
+	__u32 id;
+	int i, ret;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "id") && i + 1 < argc &&
+		    parse_u32(argv[i + 1], &id)) {
+			by_id = true;
+			i++;
+		} else if (!strcmp(argv[i], "match") && i + 1 < argc) {
+			match = argv[++i];
+		} else {
+			help(stderr);
+			return 1;
+		}
+	}
+	ret = nlc_rule_del(c, by_id ? &id : NULL, match);
+	return ret ? fail(c, ret) : 0;
+}
+
+static int cmd_rule_get(struct nlc *c, const char *arg)
+{
+	struct nlc_rule r;
+	__u32 id;
+	int ret;
+
+	if (!parse_u32(arg, &id)) {
+		help(stderr);
+		return 1;
+	}
+	ret = nlc_rule_get(c, id, &r);
+	if (ret)
+		return fail(c, ret);
+	nlc_print_rule(stdout, "rule", &r);
+	return 0;
+}
+
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -86,33 +192,40 @@ static long now_ms(void)
 static int cmd_monitor(struct nlc *c, int count, int timeout_s)
 {
 	long deadline = timeout_s > 0 ? now_ms() + timeout_s * 1000L : 0;
-	int seen = 0, ret;
+	struct nlc_ntf *ntf = malloc(sizeof(*ntf));
+	int seen = 0, ret = 0;
+
+	if (!ntf)
+		return fail(c, -ENOMEM);
 
 	ret = nlc_monitor_join(c);
 	if (ret)
-		return fail(c, ret);
+		goto out;
 	/* Tell a waiting shell test that the subscription is in place. */
 	fprintf(stderr, "monitor: subscribed\n");
 	while (!count || seen < count) {
 		int wait = -1;
-		struct nlc_dev d;
-		__u8 cmd;
 
 		if (deadline) {
 			wait = deadline - now_ms();
-			if (wait <= 0)
-				return 3;
+			if (wait <= 0) {
+				ret = 0;
+				break;
+			}
 		}
-		ret = nlc_monitor_next(c, wait, &cmd, &d);
-		if (ret < 0)
-			return fail(c, ret);
-		if (ret == 0)
-			return 3;
-		nlc_print_dev(stdout, nlc_cmd_name(cmd), &d);
+		ret = nlc_monitor_next_ntf(c, wait, ntf);
+		if (ret <= 0)
+			break;
+		nlc_print_ntf(stdout, ntf);
 		fflush(stdout);
 		seen++;
 	}
-	return 0;
+out:
+	free(ntf);
+	if (ret < 0)
+		return fail(c, ret);
+	/* 0 here means the timeout ended the wait. */
+	return ret ? 0 : 3;
 }
 
 int main(int argc, char **argv)
@@ -158,6 +271,14 @@ int main(int argc, char **argv)
 			else
 				nlc_print_group(stdout, "group", &g);
 		}
+	} else if (!strcmp(argv[1], "rule-new") && argc >= 3) {
+		ret = cmd_rule_new(&c, argc - 2, argv + 2);
+	} else if (!strcmp(argv[1], "rule-del")) {
+		ret = cmd_rule_del(&c, argc - 2, argv + 2);
+	} else if (!strcmp(argv[1], "rule-get") && argc == 3) {
+		ret = cmd_rule_get(&c, argv[2]);
+	} else if (!strcmp(argv[1], "rule-dump") && argc == 2) {
+		ret = cmd_rule_dump(&c);
 	} else if (!strcmp(argv[1], "monitor")) {
 		int i, count = 0, timeout = 0;
 

@@ -41,6 +41,11 @@ static struct nla_policy dev_policy[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_SRIOV_NUMVFS] = { .type = NLA_U16 },
 	[GPUCTL_A_DEV_PHYSFN] = { .type = NLA_STRING },
 	[GPUCTL_A_DEV_ROLE] = { .type = NLA_U32 },
+	[GPUCTL_A_DEV_RESERVED] = { .type = NLA_U8 },
+	[GPUCTL_A_DEV_STATE] = { .type = NLA_U32 },
+	[GPUCTL_A_DEV_STATE_REASON] = { .type = NLA_STRING },
+	[GPUCTL_A_DEV_RULE] = { .type = NLA_U32 },
+	[GPUCTL_A_DEV_ACTION] = { .type = NLA_U32 },
 };
 
 static const char * const cmd_names[] = {
@@ -49,6 +54,11 @@ static const char * const cmd_names[] = {
 	[GPUCTL_CMD_DEV_ADD_NTF] = "dev-add-ntf",
 	[GPUCTL_CMD_DEV_DEL_NTF] = "dev-del-ntf",
 	[GPUCTL_CMD_DEV_CHANGE_NTF] = "dev-change-ntf",
+	[GPUCTL_CMD_RULE_NEW] = "rule-new",
+	[GPUCTL_CMD_RULE_DEL] = "rule-del",
+	[GPUCTL_CMD_RULE_GET] = "rule-get",
+	[GPUCTL_CMD_RULE_NEW_NTF] = "rule-new-ntf",
+	[GPUCTL_CMD_RULE_DEL_NTF] = "rule-del-ntf",
 };
 
 static const char * const role_names[] = {
@@ -58,18 +68,72 @@ static const char * const role_names[] = {
 	[GPUCTL_DEV_ROLE_BRIDGE] = "bridge",
 };
 
+static const char * const state_names[] = {
+	[GPUCTL_DEV_STATE_FREE] = "free",
+	[GPUCTL_DEV_STATE_RESERVED] = "reserved",
+	[GPUCTL_DEV_STATE_HELD] = "held",
+	[GPUCTL_DEV_STATE_BLOCKED] = "blocked",
+};
+
+static const char * const action_names[] = {
+	[GPUCTL_DEV_ACTION_CLAIMED] = "claimed",
+	[GPUCTL_DEV_ACTION_BOUND] = "bound",
+	[GPUCTL_DEV_ACTION_RESTORED] = "restored",
+	[GPUCTL_DEV_ACTION_TAKEN] = "taken",
+	[GPUCTL_DEV_ACTION_RELEASED] = "released",
+	[GPUCTL_DEV_ACTION_BLOCKED] = "blocked",
+};
+
+static const char * const source_names[] = {
+	[GPUCTL_RULE_SOURCE_PARAM] = "param",
+	[GPUCTL_RULE_SOURCE_NETLINK] = "netlink",
+};
+
+/* Attribute names as the spec spells them, for extack offsets. */
+static const char * const dev_attr_names[] = {
+	[GPUCTL_A_DEV_ADDRESS] = "address",
+};
+
+static const char * const group_attr_names[] = {
+	[GPUCTL_A_GROUP_ID] = "id",
+};
+
+static const char * const rule_attr_names[] = {
+	[GPUCTL_A_RULE_ID] = "id",
+	[GPUCTL_A_RULE_MATCH] = "match",
+	[GPUCTL_A_RULE_DRIVER] = "driver",
+	[GPUCTL_A_RULE_FORCE] = "force",
+	[GPUCTL_A_RULE_TAKE] = "take",
+};
+
+static const char *name_of(const char * const *table, size_t n, long v)
+{
+	return v >= 0 && (size_t)v < n && table[v] ? table[v] : "unknown";
+}
+
 const char *nlc_cmd_name(__u8 cmd)
 {
-	if (cmd < ARRAY_SIZE(cmd_names) && cmd_names[cmd])
-		return cmd_names[cmd];
-	return "unknown";
+	return name_of(cmd_names, ARRAY_SIZE(cmd_names), cmd);
 }
 
 const char *nlc_role_name(__u32 role)
 {
-	if (role < ARRAY_SIZE(role_names) && role_names[role])
-		return role_names[role];
-	return "unknown";
+	return name_of(role_names, ARRAY_SIZE(role_names), role);
+}
+
+const char *nlc_state_name(__u32 state)
+{
+	return name_of(state_names, ARRAY_SIZE(state_names), state);
+}
+
+const char *nlc_action_name(__u32 action)
+{
+	return name_of(action_names, ARRAY_SIZE(action_names), action);
+}
+
+const char *nlc_source_name(__u32 source)
+{
+	return name_of(source_names, ARRAY_SIZE(source_names), source);
 }
 
 /* libnl reports its own error codes; the tests reason in errno. */
@@ -96,6 +160,7 @@ int nlc_open(struct nlc *c)
 
 	memset(c, 0, sizeof(*c));
 	c->bad_offset = -1;
+	c->bad_attr = -1;
 	c->sk = nl_socket_alloc();
 	if (!c->sk)
 		return -ENOMEM;
@@ -158,8 +223,11 @@ struct nl_msg *nlc_msg_new(struct nlc *c, __u8 cmd, int flags)
 int nlc_send(struct nlc *c, struct nl_msg *msg)
 {
 	int ret = nl_send_auto(c->sk, msg);
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 
-	c->seq = nlmsg_hdr(msg)->nlmsg_seq;
+	c->seq = nlh->nlmsg_seq;
+	c->reqlen = nlh->nlmsg_len < sizeof(c->req) ? nlh->nlmsg_len : 0;
+	memcpy(c->req, nlh, c->reqlen);
 	nlmsg_free(msg);
 	return ret < 0 ? nle_to_errno(ret) : 0;
 }
@@ -170,6 +238,19 @@ static void reset_error(struct nlc *c)
 	c->extack[0] = '\0';
 	c->miss_type = 0;
 	c->bad_offset = -1;
+	c->bad_attr = -1;
+}
+
+/* The type of the request's top-level attribute at the kernel's offset. */
+static void find_bad_attr(struct nlc *c)
+{
+	const struct nlattr *a;
+
+	if (c->bad_offset < (int)(NLMSG_HDRLEN + GENL_HDRLEN) ||
+	    c->bad_offset + (int)sizeof(*a) > c->reqlen)
+		return;
+	a = (const struct nlattr *)(c->req + c->bad_offset);
+	c->bad_attr = nla_type(a);
 }
 
 static void parse_ext_ack(struct nlc *c, void *tlvs, int len)
@@ -182,8 +263,10 @@ static void parse_ext_ack(struct nlc *c, void *tlvs, int len)
 		nla_strlcpy(c->extack, tb[NLMSGERR_ATTR_MSG], sizeof(c->extack));
 	if (tb[NLMSGERR_ATTR_MISS_TYPE])
 		c->miss_type = nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]);
-	if (tb[NLMSGERR_ATTR_OFFS])
+	if (tb[NLMSGERR_ATTR_OFFS]) {
 		c->bad_offset = nla_get_u32(tb[NLMSGERR_ATTR_OFFS]);
+		find_bad_attr(c);
+	}
 }
 
 /* NLMSG_ERROR: error 0 is the ACK of a do request. */
@@ -345,6 +428,17 @@ int nlc_parse_dev(const struct nlmsghdr *nlh, struct nlc_dev *d)
 			    sizeof(d->physfn));
 	if (tb[GPUCTL_A_DEV_ROLE])
 		d->role = nla_get_u32(tb[GPUCTL_A_DEV_ROLE]);
+	if (tb[GPUCTL_A_DEV_RESERVED])
+		d->reserved = nla_get_u8(tb[GPUCTL_A_DEV_RESERVED]);
+	if (tb[GPUCTL_A_DEV_STATE])
+		d->state = nla_get_u32(tb[GPUCTL_A_DEV_STATE]);
+	if (tb[GPUCTL_A_DEV_STATE_REASON])
+		nla_strlcpy(d->state_reason, tb[GPUCTL_A_DEV_STATE_REASON],
+			    sizeof(d->state_reason));
+	if (tb[GPUCTL_A_DEV_RULE])
+		d->rule = nla_get_u32(tb[GPUCTL_A_DEV_RULE]);
+	if (tb[GPUCTL_A_DEV_ACTION])
+		d->action = nla_get_u32(tb[GPUCTL_A_DEV_ACTION]);
 	return 0;
 }
 
@@ -386,6 +480,57 @@ int nlc_parse_group(const struct nlmsghdr *nlh, struct nlc_group *g)
 	return 0;
 }
 
+int nlc_parse_rule(const struct nlmsghdr *nlh, struct nlc_rule *r)
+{
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct nlattr *a;
+	int rem;
+
+	memset(r, 0, sizeof(*r));
+	/* Walked by hand: DEVICE and WARNING repeat. */
+	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0),
+			  rem) {
+		int type = nla_type(a);
+
+		if (type > 0 && type <= GPUCTL_A_RULE_MAX)
+			r->present |= 1u << type;
+		switch (type) {
+		case GPUCTL_A_RULE_ID:
+		case GPUCTL_A_RULE_SOURCE:
+			if (nla_len(a) != 4)
+				return -EPROTO;
+			if (type == GPUCTL_A_RULE_ID)
+				r->id = nla_get_u32(a);
+			else
+				r->source = nla_get_u32(a);
+			break;
+		case GPUCTL_A_RULE_MATCH:
+			nla_strlcpy(r->match, a, sizeof(r->match));
+			break;
+		case GPUCTL_A_RULE_DRIVER:
+			nla_strlcpy(r->driver, a, sizeof(r->driver));
+			break;
+		case GPUCTL_A_RULE_FORCE:
+			r->force = true;
+			break;
+		case GPUCTL_A_RULE_TAKE:
+			r->take = true;
+			break;
+		case GPUCTL_A_RULE_DEVICE:
+			if (r->ndevices >= NLC_MAX_MEMBERS)
+				return -E2BIG;
+			nla_strlcpy(r->devices[r->ndevices++], a, NLC_ADDR_LEN);
+			break;
+		case GPUCTL_A_RULE_WARNING:
+			if (r->nwarnings >= NLC_MAX_WARNINGS)
+				return -E2BIG;
+			nla_strlcpy(r->warnings[r->nwarnings++], a, NLC_TEXT_LEN);
+			break;
+		}
+	}
+	return 0;
+}
+
 static int one_dev_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
 		      void *arg)
 {
@@ -396,6 +541,12 @@ static int one_group_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
 			void *arg)
 {
 	return nlc_parse_group(nlh, arg);
+}
+
+static int one_rule_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
+		       void *arg)
+{
+	return nlc_parse_rule(nlh, arg);
 }
 
 int nlc_dev_get(struct nlc *c, const char *address, struct nlc_dev *d)
@@ -426,12 +577,71 @@ int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g)
 	return nlc_exchange(c, msg, one_group_cb, g, NULL);
 }
 
+int nlc_rule_new(struct nlc *c, const char *match, const char *driver,
+		 bool force, bool take, struct nlc_rule *r)
+{
+	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_RULE_NEW, NLM_F_ACK);
+
+	if (!msg)
+		return -ENOMEM;
+	memset(r, 0, sizeof(*r));
+	if ((match && nla_put_string(msg, GPUCTL_A_RULE_MATCH, match)) ||
+	    (driver && nla_put_string(msg, GPUCTL_A_RULE_DRIVER, driver)) ||
+	    (force && nla_put_flag(msg, GPUCTL_A_RULE_FORCE)) ||
+	    (take && nla_put_flag(msg, GPUCTL_A_RULE_TAKE))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return nlc_exchange(c, msg, one_rule_cb, r, NULL);
+}
+
+int nlc_rule_del(struct nlc *c, const __u32 *id, const char *match)
+{
+	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_RULE_DEL, NLM_F_ACK);
+
+	if (!msg)
+		return -ENOMEM;
+	if ((id && nla_put_u32(msg, GPUCTL_A_RULE_ID, *id)) ||
+	    (match && nla_put_string(msg, GPUCTL_A_RULE_MATCH, match))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return nlc_exchange(c, msg, NULL, NULL, NULL);
+}
+
+int nlc_rule_get(struct nlc *c, __u32 id, struct nlc_rule *r)
+{
+	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_RULE_GET, NLM_F_ACK);
+
+	if (!msg)
+		return -ENOMEM;
+	memset(r, 0, sizeof(*r));
+	if (nla_put_u32(msg, GPUCTL_A_RULE_ID, id)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return nlc_exchange(c, msg, one_rule_cb, r, NULL);
+}
+
+const struct nlc_rule *nlc_rule_find(const struct nlc_rule *rules, int n,
+				     const char *match)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(rules[i].match, match))
+			return &rules[i];
+	return NULL;
+}
+
+enum collect_kind { COLLECT_DEV, COLLECT_GROUP, COLLECT_RULE };
+
 struct collect {
 	void *v;
 	int n;
 	int cap;
 	size_t size;
-	bool group;
+	enum collect_kind kind;
 };
 
 static int collect_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
@@ -451,7 +661,14 @@ static int collect_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
 	}
 	slot = (char *)col->v + col->n * col->size;
 	col->n++;
-	return col->group ? nlc_parse_group(nlh, slot) : nlc_parse_dev(nlh, slot);
+	switch (col->kind) {
+	case COLLECT_GROUP:
+		return nlc_parse_group(nlh, slot);
+	case COLLECT_RULE:
+		return nlc_parse_rule(nlh, slot);
+	default:
+		return nlc_parse_dev(nlh, slot);
+	}
 }
 
 static int dump(struct nlc *c, __u8 cmd, struct collect *col,
@@ -485,10 +702,23 @@ int nlc_dev_dump(struct nlc *c, struct nlc_dev **devs, int *n,
 int nlc_group_dump(struct nlc *c, struct nlc_group **groups, int *n,
 		   struct nlc_dump_info *info)
 {
-	struct collect col = { .size = sizeof(struct nlc_group), .group = true };
+	struct collect col = { .size = sizeof(struct nlc_group),
+			       .kind = COLLECT_GROUP };
 	int ret = dump(c, GPUCTL_CMD_GROUP_GET, &col, info);
 
 	*groups = col.v;
+	*n = col.n;
+	return ret;
+}
+
+int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
+		  struct nlc_dump_info *info)
+{
+	struct collect col = { .size = sizeof(struct nlc_rule),
+			       .kind = COLLECT_RULE };
+	int ret = dump(c, GPUCTL_CMD_RULE_GET, &col, info);
+
+	*rules = col.v;
 	*n = col.n;
 	return ret;
 }
@@ -504,8 +734,30 @@ int nlc_monitor_join(struct nlc *c)
 	return nl_socket_add_membership(c->sk, grp) ? -EIO : 0;
 }
 
+static bool is_rule_cmd(__u8 cmd)
+{
+	return cmd == GPUCTL_CMD_RULE_NEW_NTF || cmd == GPUCTL_CMD_RULE_DEL_NTF ||
+	       cmd == GPUCTL_CMD_RULE_NEW || cmd == GPUCTL_CMD_RULE_GET;
+}
+
 int nlc_monitor_next(struct nlc *c, int timeout_ms, __u8 *cmd,
 		     struct nlc_dev *d)
+{
+	struct nlc_ntf *n = malloc(sizeof(*n));
+	int ret;
+
+	if (!n)
+		return -ENOMEM;
+	ret = nlc_monitor_next_ntf(c, timeout_ms, n);
+	if (ret > 0) {
+		*cmd = n->cmd;
+		*d = n->dev;
+	}
+	free(n);
+	return ret;
+}
+
+int nlc_monitor_next_ntf(struct nlc *c, int timeout_ms, struct nlc_ntf *ntf)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = nl_socket_get_fd(c->sk),
@@ -524,8 +776,12 @@ int nlc_monitor_next(struct nlc *c, int timeout_ms, __u8 *cmd,
 			c->bufoff += NLMSG_ALIGN(nlh->nlmsg_len);
 			if (nlh->nlmsg_type != c->family)
 				continue;
-			*cmd = ((struct genlmsghdr *)nlmsg_data(nlh))->cmd;
-			return nlc_parse_dev(nlh, d) ?: 1;
+			ntf->cmd = ((struct genlmsghdr *)nlmsg_data(nlh))->cmd;
+			memset(&ntf->dev, 0, sizeof(ntf->dev));
+			memset(&ntf->rule, 0, sizeof(ntf->rule));
+			if (is_rule_cmd(ntf->cmd))
+				return nlc_parse_rule(nlh, &ntf->rule) ?: 1;
+			return nlc_parse_dev(nlh, &ntf->dev) ?: 1;
 		}
 		n = poll(&pfd, 1, timeout_ms);
 		if (n < 0 && errno == EINTR)
@@ -575,6 +831,17 @@ void nlc_print_dev(FILE *f, const char *prefix, const struct nlc_dev *d)
 		fprintf(f, " physfn=%s", d->physfn);
 	if (NLC_HAS(d, GPUCTL_A_DEV_ROLE))
 		fprintf(f, " role=%s", nlc_role_name(d->role));
+	if (NLC_HAS(d, GPUCTL_A_DEV_RESERVED))
+		fprintf(f, " reserved=%u", d->reserved);
+	if (NLC_HAS(d, GPUCTL_A_DEV_STATE))
+		fprintf(f, " state=%s", nlc_state_name(d->state));
+	if (NLC_HAS(d, GPUCTL_A_DEV_RULE))
+		fprintf(f, " rule=%u", d->rule);
+	if (NLC_HAS(d, GPUCTL_A_DEV_ACTION))
+		fprintf(f, " action=%s", nlc_action_name(d->action));
+	/* Last: the rest of the line, spaces included. */
+	if (NLC_HAS(d, GPUCTL_A_DEV_STATE_REASON))
+		fprintf(f, " state_reason=%s", d->state_reason);
 	fputc('\n', f);
 }
 
@@ -596,14 +863,67 @@ void nlc_print_group(FILE *f, const char *prefix, const struct nlc_group *g)
 	fputc('\n', f);
 }
 
+/* Warnings go last, each as " warning=TEXT": they hold spaces. */
+void nlc_print_rule(FILE *f, const char *prefix, const struct nlc_rule *r)
+{
+	int i;
+
+	fprintf(f, "%s id=%u", prefix, r->id);
+	if (NLC_HAS(r, GPUCTL_A_RULE_MATCH))
+		fprintf(f, " match=%s", r->match);
+	if (NLC_HAS(r, GPUCTL_A_RULE_DRIVER))
+		fprintf(f, " driver=%s", r->driver);
+	if (r->force)
+		fprintf(f, " force=1");
+	if (r->take)
+		fprintf(f, " take=1");
+	if (NLC_HAS(r, GPUCTL_A_RULE_SOURCE))
+		fprintf(f, " source=%s", nlc_source_name(r->source));
+	fprintf(f, " devices=");
+	for (i = 0; i < r->ndevices; i++)
+		fprintf(f, "%s%s", i ? "," : "", r->devices[i]);
+	for (i = 0; i < r->nwarnings; i++)
+		fprintf(f, " warning=%s", r->warnings[i]);
+	fputc('\n', f);
+}
+
+void nlc_print_ntf(FILE *f, const struct nlc_ntf *n)
+{
+	if (is_rule_cmd(n->cmd))
+		nlc_print_rule(f, nlc_cmd_name(n->cmd), &n->rule);
+	else
+		nlc_print_dev(f, nlc_cmd_name(n->cmd), &n->dev);
+}
+
+/* The request's attribute set follows from its command. */
+static const char *req_attr_name(const struct nlc *c, int type)
+{
+	const struct genlmsghdr *g;
+
+	if (c->reqlen < (int)(NLMSG_HDRLEN + GENL_HDRLEN))
+		return "unknown";
+	g = (const struct genlmsghdr *)(c->req + NLMSG_HDRLEN);
+	switch (g->cmd) {
+	case GPUCTL_CMD_DEV_GET:
+		return name_of(dev_attr_names, ARRAY_SIZE(dev_attr_names), type);
+	case GPUCTL_CMD_GROUP_GET:
+		return name_of(group_attr_names, ARRAY_SIZE(group_attr_names), type);
+	default:
+		return name_of(rule_attr_names, ARRAY_SIZE(rule_attr_names), type);
+	}
+}
+
 void nlc_print_error(FILE *f, const struct nlc *c)
 {
 	fprintf(f, "error: %s (errno %d)", strerror(c->err), c->err);
 	if (c->extack[0])
 		fprintf(f, ": %s", c->extack);
 	if (c->miss_type)
-		fprintf(f, " [missing attribute %u]", c->miss_type);
-	if (c->bad_offset >= 0)
+		fprintf(f, " [missing attribute %s]",
+			req_attr_name(c, c->miss_type));
+	if (c->bad_attr >= 0)
+		fprintf(f, " [bad attribute %s]", req_attr_name(c, c->bad_attr));
+	else if (c->bad_offset >= 0)
 		fprintf(f, " [bad attribute at offset %d]", c->bad_offset);
 	fputc('\n', f);
 }

@@ -26,6 +26,8 @@ struct nlmsghdr;
 #define NLC_ADDR_LEN	16
 #define NLC_NAME_LEN	64
 #define NLC_MAX_MEMBERS	64
+#define NLC_MAX_WARNINGS	8
+#define NLC_TEXT_LEN	256
 
 /* One dev-get reply or notification. @present has bit (1 << GPUCTL_A_DEV_x)
  * set for every attribute found in the message, so "absent" and "zero" stay
@@ -48,6 +50,11 @@ struct nlc_dev {
 	__u16 sriov_numvfs;
 	char physfn[NLC_ADDR_LEN];
 	__u32 role;
+	__u8 reserved;
+	__u32 state;
+	char state_reason[NLC_TEXT_LEN];
+	__u32 rule;
+	__u32 action;
 };
 
 struct nlc_group {
@@ -56,7 +63,29 @@ struct nlc_group {
 	int ndevices;
 	char devices[NLC_MAX_MEMBERS][NLC_ADDR_LEN];
 	__u8 viable;
-	char reason[256];
+	char reason[NLC_TEXT_LEN];
+};
+
+/* One rule-get reply or rule notification; flags are their presence. */
+struct nlc_rule {
+	__u32 present;
+	__u32 id;
+	char match[NLC_NAME_LEN];
+	char driver[NLC_NAME_LEN];
+	bool force;
+	bool take;
+	__u32 source;
+	int ndevices;
+	char devices[NLC_MAX_MEMBERS][NLC_ADDR_LEN];
+	int nwarnings;
+	char warnings[NLC_MAX_WARNINGS][NLC_TEXT_LEN];
+};
+
+/* Any notification of the monitor group: @dev or @rule, as @cmd says. */
+struct nlc_ntf {
+	__u8 cmd;
+	struct nlc_dev dev;
+	struct nlc_rule rule;
 };
 
 #define NLC_HAS(obj, attr)	(!!((obj)->present & (1u << (attr))))
@@ -77,7 +106,11 @@ struct nlc {
 	char extack[256];	/* NLMSGERR_ATTR_MSG, "" when absent */
 	__u32 miss_type;	/* NLMSGERR_ATTR_MISS_TYPE, 0 when absent */
 	__s32 bad_offset;	/* NLMSGERR_ATTR_OFFS, -1 when absent */
+	int bad_attr;		/* type of the attribute at bad_offset, or -1 */
 	__u32 seq;		/* sequence number of the pending request */
+	/* A copy of the pending request, to name the attribute at bad_offset. */
+	unsigned char req[1024];
+	int reqlen;
 	/* A received datagram not yet handed out by nlc_monitor_next(). */
 	unsigned char *buf;
 	int buflen;
@@ -101,6 +134,7 @@ int nlc_exchange(struct nlc *c, struct nl_msg *msg, nlc_msg_cb cb, void *arg,
 
 int nlc_parse_dev(const struct nlmsghdr *nlh, struct nlc_dev *d);
 int nlc_parse_group(const struct nlmsghdr *nlh, struct nlc_group *g);
+int nlc_parse_rule(const struct nlmsghdr *nlh, struct nlc_rule *r);
 
 int nlc_dev_get(struct nlc *c, const char *address, struct nlc_dev *d);
 int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g);
@@ -109,15 +143,40 @@ int nlc_dev_dump(struct nlc *c, struct nlc_dev **devs, int *n,
 int nlc_group_dump(struct nlc *c, struct nlc_group **groups, int *n,
 		   struct nlc_dump_info *info);
 
+/*
+ * rule-new: @driver NULL leaves the attribute out (the kernel's default).
+ * On success @r holds the reply, the rule as the kernel stored it.
+ */
+int nlc_rule_new(struct nlc *c, const char *match, const char *driver,
+		 bool force, bool take, struct nlc_rule *r);
+/* rule-del by @id and/or @match; NULL leaves an attribute out. */
+int nlc_rule_del(struct nlc *c, const __u32 *id, const char *match);
+int nlc_rule_get(struct nlc *c, __u32 id, struct nlc_rule *r);
+int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
+		  struct nlc_dump_info *info);
+/* The rule in @rules (@n of them) whose match is @match, or NULL. */
+const struct nlc_rule *nlc_rule_find(const struct nlc_rule *rules, int n,
+				     const char *match);
+
 int nlc_monitor_join(struct nlc *c);
-/* One notification within @timeout_ms: 1 when one arrived, 0 on timeout. */
+/*
+ * One notification within @timeout_ms: 1 when one arrived, 0 on timeout.
+ * nlc_monitor_next() parses device notifications only: for a rule
+ * notification @d is left empty and @cmd tells what it was.
+ */
 int nlc_monitor_next(struct nlc *c, int timeout_ms, __u8 *cmd,
 		     struct nlc_dev *d);
+int nlc_monitor_next_ntf(struct nlc *c, int timeout_ms, struct nlc_ntf *n);
 
 const char *nlc_cmd_name(__u8 cmd);
 const char *nlc_role_name(__u32 role);
+const char *nlc_state_name(__u32 state);
+const char *nlc_action_name(__u32 action);
+const char *nlc_source_name(__u32 source);
 void nlc_print_dev(FILE *f, const char *prefix, const struct nlc_dev *d);
 void nlc_print_group(FILE *f, const char *prefix, const struct nlc_group *g);
+void nlc_print_rule(FILE *f, const char *prefix, const struct nlc_rule *r);
+void nlc_print_ntf(FILE *f, const struct nlc_ntf *n);
 void nlc_print_error(FILE *f, const struct nlc *c);
 
 #endif /* _GPUCTL_NLCLIENT_H */
