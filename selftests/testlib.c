@@ -4,6 +4,7 @@
  *
  * Helpers shared by the C selftests.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -284,4 +285,96 @@ int tl_modprobe(const char *module)
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+int tl_driver_of(const char *addr, char *drv, size_t len)
+{
+	char path[128], target[512];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", addr);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0) {
+		drv[0] = '\0';
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", addr);
+		return errno == ENOENT && !access(path, F_OK) ? 0 : -errno;
+	}
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	strscpy(drv, base ? base + 1 : target, len);
+	return 0;
+}
+
+int tl_override_of(const char *addr, char *ovr, size_t len)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override",
+		 addr);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, ovr, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	ovr[n] = '\0';
+	if (n && ovr[n - 1] == '\n')
+		ovr[n - 1] = '\0';
+	if (!strcmp(ovr, "(null)"))
+		ovr[0] = '\0';
+	return 0;
+}
+
+int tl_wait_driver(const char *addr, const char *drv, int timeout_ms)
+{
+	long deadline = tl_now_ms() + timeout_ms;
+	char now[NLC_NAME_LEN];
+
+	for (;;) {
+		if (!tl_driver_of(addr, now, sizeof(now)) && !strcmp(now, drv))
+			return 1;
+		if (tl_now_ms() >= deadline)
+			return 0;
+		usleep(100 * 1000);
+	}
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char * const *)a, *(const char * const *)b);
+}
+
+int tl_pci_snapshot(char *buf, size_t len)
+{
+	DIR *dir = opendir("/sys/bus/pci/devices");
+	char *names[256];
+	struct dirent *de;
+	size_t used = 0;
+	int i, n = 0;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)) && n < (int)ARRAY_SIZE(names))
+		if (de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	closedir(dir);
+	qsort(names, n, sizeof(names[0]), name_cmp);
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		char drv[NLC_NAME_LEN] = "", ovr[NLC_NAME_LEN] = "";
+
+		if (names[i]) {
+			tl_driver_of(names[i], drv, sizeof(drv));
+			tl_override_of(names[i], ovr, sizeof(ovr));
+			if (used < len)
+				used += snprintf(buf + used, len - used,
+						 "%s %s %s;", names[i], drv, ovr);
+		}
+		free(names[i]);
+	}
+	return used < len ? 0 : -E2BIG;
 }

@@ -45,4 +45,16 @@ int tl_groups_diff(struct nlc *c, int settle_ms, char *why, size_t len);
 
 int tl_modprobe(const char *module);
 
+/* The driver bound to @addr per sysfs, "" when none; 0 or -errno. */
+int tl_driver_of(const char *addr, char *drv, size_t len);
+/* The driver_override of @addr, "" when cleared ("(null)"); 0 or -errno. */
+int tl_override_of(const char *addr, char *ovr, size_t len);
+/* Poll sysfs until @addr is bound to @drv ("" = unbound): 1, or 0 on timeout. */
+int tl_wait_driver(const char *addr, const char *drv, int timeout_ms);
+/*
+ * Every PCI function's driver and driver_override as one string,
+ * "ADDR DRIVER OVERRIDE;...", to show that a request changed nothing.
+ */
+int tl_pci_snapshot(char *buf, size_t len);
+
 #endif /* _GPUCTL_TESTLIB_H */
