@@ -29,7 +29,7 @@ fi
 # C programs and the topologies they run on; lifecycle unloads the module,
 # so it goes last.
 c_tests_early="inventory:full,noiommu errors:full,noiommu events:full,noiommu
-	dump_race:full,noiommu hotplug:full,noiommu"
+	dump_race:full,noiommu hotplug:full,noiommu reserve:full,noiommu"
 c_tests_late="lifecycle:full,noiommu"
 
 prog_timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
