@@ -17,7 +17,11 @@ KSRC=$GPUCTL_ROOT/build/linux-source-6.12
 YNL=$KSRC/tools/net/ynl
 SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
 TMP=$(mktemp -d /tmp/test_ynl.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+cleanup() {
+	[ -n "$RULE_ID" ] && ynl --do rule-del --json "{\"id\": $RULE_ID}" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
 
 ynl() {
 	/usr/bin/python3 "$YNL/cli.py" --spec "$SPEC" --no-schema --output-json "$@"
@@ -33,6 +37,7 @@ JQ_HEX='def hexnum: if type == "number" then . else
 norm_tool_dev() {
 	jq -S "$JQ_HEX"'del(.vendor, .device) | with_entries(.key |= gsub("_"; "-")) |
 		with_entries(select(.value != null)) |
+		.reserved |= (if type == "boolean" then (if . then 1 else 0 end) else . end) |
 		.["vendor-id"] |= hexnum | .["device-id"] |= hexnum |
 		.["subsystem-vendor-id"] |= hexnum |
 		.["subsystem-device-id"] |= hexnum |
@@ -147,8 +152,64 @@ check_reject_unknown_group() {
 	grep -q 'error: -2$' "$TMP/err" && grep -q "bad-attr': '.id'" "$TMP/err"
 }
 
+# Rules through the CLI: an ids rule that matches no device, so nothing
+# is bound anywhere, in upper case to see the canonical form come back.
+RULE_ID=
+
+check_rule_new() {
+	ynl --do rule-new --json '{"match": "ABCD:EF01", "take": true}' \
+		>"$TMP/rule.json" || return 1
+	cat "$TMP/rule.json"
+	jq -e '.match == "abcd:ef01" and .driver == "vfio-pci" and
+		.source == "netlink" and has("take") and (has("force") | not) and
+		(.id | type) == "number"' "$TMP/rule.json" >/dev/null || return 1
+	RULE_ID=$(jq .id "$TMP/rule.json")
+}
+
+check_rule_dump() {
+	[ -n "$RULE_ID" ] || return 1
+	ynl --dump rule-get >"$TMP/rules.json" || return 1
+	# the dump entry is the rule-new reply, and gpuctl-nl sees the same
+	jq -e --slurpfile r "$TMP/rule.json" 'map(select(.id == $r[0].id)) == $r' \
+		"$TMP/rules.json" >/dev/null || { cat "$TMP/rules.json"; return 1; }
+	jq -r '.[] | "\(.id) \(.match) \(.driver)"' "$TMP/rules.json" >"$TMP/a"
+	gpuctl-nl rule-dump | sed -E 's/^rule id=([0-9]+) match=([^ ]+) driver=([^ ]+).*/\1 \2 \3/' \
+		>"$TMP/b"
+	diff -u "$TMP/a" "$TMP/b"
+}
+
+check_rule_get() {
+	[ -n "$RULE_ID" ] || return 1
+	ynl --do rule-get --json "{\"id\": $RULE_ID}" >"$TMP/get.json" || return 1
+	diff -u <(jq -S . "$TMP/rule.json") <(jq -S . "$TMP/get.json")
+}
+
+check_reject_rule_match() {
+	ynl_fails rule-new '{"match": "1234:11111"}' &&
+	grep -q 'error: -22' "$TMP/err" && grep -q "bad-attr': '.match'" "$TMP/err"
+}
+
+check_reject_rule_driver() {
+	ynl_fails rule-new '{"match": "abcd:ef02", "driver": "e1000"}' &&
+	grep -q 'error: -22' "$TMP/err" && grep -q "bad-attr': '.driver'" "$TMP/err" &&
+	grep -q 'not a VFIO driver' "$TMP/err"
+}
+
+check_reject_rule_dup() {
+	ynl_fails rule-new '{"match": "abcd:EF01"}' && grep -q 'error: -17' "$TMP/err"
+}
+
+check_rule_del() {
+	[ -n "$RULE_ID" ] || return 1
+	ynl --do rule-del --json "{\"id\": $RULE_ID}" || return 1
+	ynl --dump rule-get | jq -e --argjson id "$RULE_ID" 'all(.id != $id)' >/dev/null ||
+		return 1
+	RULE_ID=
+	ynl_fails rule-del '{"match": "abcd:ef01"}' && grep -q 'error: -2$' "$TMP/err"
+}
+
 ktap_header
-ktap_plan 11
+ktap_plan 18
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
 ktap_run_stage "spec validates against genetlink-legacy schema" check_schema
@@ -162,6 +223,13 @@ ktap_run_stage "reject dev-get of an unknown address" check_reject_unknown_addr
 ktap_run_stage "reject dev-get with an over-long address" check_reject_long_addr
 ktap_run_stage "reject dev-get without an address" check_reject_missing_addr
 ktap_run_stage "reject group-get of an unknown group" check_reject_unknown_group
+ktap_run_stage "YNL rule-new: canonical match, default driver, source netlink" check_rule_new
+ktap_run_stage "YNL rule-get dump holds the reply, gpuctl-nl agrees" check_rule_dump
+ktap_run_stage "YNL rule-get do equals the rule-new reply" check_rule_get
+ktap_run_stage "reject rule-new with a malformed match" check_reject_rule_match
+ktap_run_stage "reject rule-new with a non-VFIO driver" check_reject_rule_driver
+ktap_run_stage "reject rule-new of an existing match" check_reject_rule_dup
+ktap_run_stage "YNL rule-del: gone from the dump, a second del is ENOENT" check_rule_del
 
 gpuctl_unload
 ktap_finished
