@@ -181,7 +181,9 @@ int nl_request(struct nl_ctx *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 		req = (struct nl_req){ .nl = nl, .type = nl->family,
 				       .cb = cb, .data = data };
 		ret = nl_exchange(nl, nlh, &req);
-		if (ret != -EINTR && !(!ret && req.intr))
+		/* a do request may change state, so it is never sent twice */
+		if (!(nlh->nlmsg_flags & NLM_F_DUMP) ||
+		    (ret != -EINTR && !(!ret && req.intr)))
 			break;
 		if (tries == NL_DUMP_RETRIES) {
 			ret = -EINTR;
@@ -243,7 +245,8 @@ static void nl_list_reset(void *data)
  * nl_collect() - send a get or dump request and keep every reply
  * @nl: an open socket
  * @nlh: the request, from nl_msg_start()
- * @list: an empty list, with its element size and parser set
+ * @list: the list the replies are appended to, with its element size and
+ *	parser set; empty for a dump, which starts over when it is retried
  *
  * Return: 0 or a negative errno, which has been printed; @list holds what
  * was collected either way, for nl_list_free().
