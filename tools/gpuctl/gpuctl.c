@@ -3,7 +3,8 @@
  * Copyright (C) 2025 The gpuctl authors
  *
  * gpuctl: show the GPUs of this host and the members of their IOMMU
- * groups, as the gpuctl kernel module tracks them.
+ * groups, as the gpuctl kernel module tracks them, and reserve GPUs for
+ * virtual machines.
  *
  * main(), global options, object dispatch and the top-level help.
  */
@@ -24,7 +25,7 @@ static void gpuctl_help(FILE *fp)
 	fprintf(fp,
 		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       gpuctl [ OPTIONS ]\n"
-		"where  OBJECT := { dev | group | monitor }\n"
+		"where  OBJECT := { dev | group | reserve | apply | monitor }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
 		"Without an OBJECT, gpuctl runs \"dev show\".\n");
 }
@@ -35,6 +36,8 @@ static const struct {
 } objects[] = {
 	{ "dev", cmd_dev },
 	{ "group", cmd_group },
+	{ "reserve", cmd_reserve },
+	{ "apply", cmd_apply },
 	{ "monitor", cmd_monitor },
 };
 

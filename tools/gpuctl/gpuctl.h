@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "nl.h"
+#include "rule.h"
 #include "utils.h"
 
 /* Exit codes, one per failure class; documented in gpuctl.8 */
@@ -33,6 +34,8 @@ int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl);
 int cmd_dev(struct gpuctl *g, struct args *a);
 int cmd_group(struct gpuctl *g, struct args *a);
 int cmd_monitor(struct gpuctl *g, struct args *a);
+int cmd_reserve(struct gpuctl *g, struct args *a);
+int cmd_apply(struct gpuctl *g, struct args *a);
 
 /* "vfio-pci did not bind", "bound to snd_hda_intel" */
 #define STATE_REASON_BUFSZ 128
@@ -68,5 +71,36 @@ struct dev_info {
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
 void dev_info_print(const struct dev_info *d, const int *widths);
+
+/* A rule as the kernel describes it, shared by reserve, apply and monitor */
+struct rule_info {
+	u32 id;
+	char match[GPUCTL_MATCH_LEN + 1];
+	char driver[GPUCTL_DRIVER_LEN + 1];
+	bool force;
+	bool take;
+	u32 source;
+	size_t ndevs;
+	char (*devs)[ADDR_BUFSZ];
+	size_t nwarnings;
+	char **warnings;
+};
+
+enum rule_form {
+	RULE_FORM_BLOCK,	/* reserve show: lines, warnings included */
+	RULE_FORM_ADDED,	/* reserve add: warnings go to stderr */
+	RULE_FORM_LINE,		/* monitor: one line */
+};
+
+int rule_info_parse(const struct nlmsghdr *nlh, struct rule_info *r);
+void rule_info_release(struct rule_info *r);
+void rule_info_print(const struct rule_info *r, enum rule_form form);
+
+void reserve_list_init(struct nl_list *list);
+int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
+		struct nl_list *list);
+int reserve_del(struct nl_ctx *nl, u32 id, const char *match);
+int reserve_dump(struct nl_ctx *nl, struct nl_list *list);
+void reserve_list_print(const struct nl_list *list, enum rule_form form);
 
 #endif /* _GPUCTL_GPUCTL_H */

@@ -2,8 +2,9 @@
 /*
  * Copyright (C) 2025 The gpuctl authors
  *
- * gpuctl monitor: print inventory changes as the module announces them,
- * one line or one JSON document per event, until SIGINT or SIGTERM.
+ * gpuctl monitor: print inventory changes, gpuctl's own actions and rule
+ * changes as the module announces them, one line or one JSON document per
+ * event, until SIGINT or SIGTERM.
  */
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <linux/genetlink.h>
+#include <linux/gpuctl.h>
 
 #include "gpuctl.h"
 #include "json_print.h"
@@ -28,6 +30,9 @@ static void monitor_help(FILE *fp)
 static int monitor_event_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
+	bool rule = genl->cmd == GPUCTL_CMD_RULE_NEW_NTF ||
+		    genl->cmd == GPUCTL_CMD_RULE_DEL_NTF;
+	struct rule_info r = {};
 	struct dev_info d;
 	const char *name;
 
@@ -36,17 +41,23 @@ static int monitor_event_cb(const struct nlmsghdr *nlh, void *data)
 	name = ntf_name(genl->cmd);
 	if (!name)
 		return MNL_CB_OK;
-	if (dev_info_parse(nlh, &d))
+	if (rule ? rule_info_parse(nlh, &r) : dev_info_parse(nlh, &d)) {
+		rule_info_release(&r);
 		return MNL_CB_ERROR;
+	}
 
 	new_json_obj();
 	print_string(PRINT_JSON, "name", NULL, name);
 	print_string(PRINT_FP, NULL, "[%s] ", ntf_label(genl->cmd));
 	open_json_object("msg");
-	dev_info_print(&d, NULL);
+	if (rule)
+		rule_info_print(&r, RULE_FORM_LINE);
+	else
+		dev_info_print(&d, NULL);
 	close_json_object();
 	print_nl();
 	delete_json_obj();
+	rule_info_release(&r);
 	return MNL_CB_OK;
 }
 

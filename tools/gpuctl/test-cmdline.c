@@ -8,7 +8,6 @@
  * the print path makes of them. Output is TAP.
  */
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "gpuctl.h"
 #include "json_print.h"
+#include "test-cmdline.h"
 
 static const struct test_case {
 	int rc;
@@ -46,7 +46,8 @@ static const struct test_case {
 	{ 1, "d" },
 	{ 1, "devs" },
 	{ 1, "DEV" },
-	{ 1, "reserve add 01:00.0" },
+	{ 1, "reserves" },
+	{ 1, "apply-all" },
 	/* dev */
 	{ 0, "dev" },
 	{ 0, "dev show" },
@@ -100,6 +101,79 @@ static const struct test_case {
 	{ 1, "group show 1a" },
 	{ 1, "group show 1 2" },
 	{ 1, "group show 01:00.0" },
+	/* reserve */
+	{ 0, "reserve" },
+	{ 0, "reserve show" },
+	{ 0, "reserve help" },
+	{ 0, "reserve show help" },
+	{ 0, "reserve show 3" },
+	{ 0, "-j reserve show" },
+	{ 1, "reserve list" },
+	{ 1, "reserve show x" },
+	{ 1, "reserve show 1 2" },
+	{ 1, "reserve show 0000:01:00.0" },
+	{ 0, "reserve add 01:00.0" },
+	{ 0, "reserve add 0000:01:00.0" },
+	{ 0, "reserve add ABCD:EF:1F.7" },
+	{ 0, "reserve add 10de:2331" },
+	{ 0, "reserve add 10DE:2331" },
+	{ 0, "reserve add 10de:*" },
+	{ 0, "reserve add 10de:2331:1043:8765" },
+	{ 0, "reserve add 10de:*:1043:8765" },
+	{ 0, "reserve add 01:00.0 driver pci-stub" },
+	{ 0, "reserve add 01:00.0 driver vfio-pci force take" },
+	{ 0, "reserve add 01:00.0 take force driver nvgrace_gpu_vfio_pci" },
+	{ 0, "-j reserve add 10de:*" },
+	{ 0, "reserve add help" },
+	{ 1, "reserve add" },
+	{ 1, "reserve add 01:00" },
+	{ 1, "reserve add 0000:01:20.0" },
+	{ 1, "reserve add 10de" },
+	{ 1, "reserve add 10de:233" },
+	{ 1, "reserve add 10de:23311" },
+	{ 1, "reserve add *:2331" },
+	{ 1, "reserve add 10de:**" },
+	{ 1, "reserve add 10de:g331" },
+	{ 1, "reserve add 10de:2331:1043" },
+	{ 1, "reserve add 10de:2331:1043:8765:1" },
+	{ 1, "reserve add 10de:2331:*:8765" },
+	{ 1, "reserve add 10de:2331:1043:*" },
+	{ 1, "reserve add 01:00.0 driver" },
+	{ 1, "reserve add 01:00.0 driver nouveau" },
+	{ 1, "reserve add 01:00.0 driver vfio,pci" },
+	{ 1, "reserve add 01:00.0 driver vfio@pci" },
+	{ 1, "reserve add 01:00.0 driver vfio-pci driver pci-stub" },
+	{ 1, "reserve add 01:00.0 force force" },
+	{ 1, "reserve add 01:00.0 take take" },
+	{ 1, "reserve add 01:00.0 foo" },
+	{ 1, "reserve add 01:00.0 01:00.1" },
+	{ 1, "reserve add id 3" },
+	{ 1, "reserve add 01:00.0 help" },
+	{ 0, "reserve del 3" },
+	{ 0, "reserve del 0" },
+	{ 0, "reserve del 01:00.0" },
+	{ 0, "reserve del 10de:*" },
+	{ 0, "reserve del help" },
+	{ 1, "reserve del" },
+	{ 1, "reserve del -1" },
+	{ 1, "reserve del 4294967296" },
+	{ 1, "reserve del 3 4" },
+	{ 1, "reserve del foo" },
+	{ 1, "reserve del 01:00.0 force" },
+	/* apply: dry runs stop before the file is read */
+	{ 0, "apply" },
+	{ 0, "apply help" },
+	{ 0, "apply check" },
+	{ 0, "apply modprobe" },
+	{ 0, "apply /etc/gpuctl/gpuctl.conf" },
+	{ 0, "apply f check" },
+	{ 0, "apply ./check modprobe" },
+	{ 0, "-j apply f" },
+	{ 1, "apply f check modprobe" },
+	{ 1, "apply check modprobe" },
+	{ 1, "apply check f" },
+	{ 1, "apply f g" },
+	{ 1, "apply f check extra" },
 	/* monitor */
 	{ 0, "monitor" },
 	{ 0, "monitor help" },
@@ -112,7 +186,7 @@ static const struct test_case {
 static int test_num;
 static int failed;
 
-static void report(bool ok, const char *fmt, const char *arg)
+void report(bool ok, const char *fmt, const char *arg)
 {
 	printf("%sok %d - ", ok ? "" : "not ", ++test_num);
 	printf(fmt, arg);
@@ -121,11 +195,79 @@ static void report(bool ok, const char *fmt, const char *arg)
 		failed++;
 }
 
-/* Run one command line with stdout and stderr sent to /dev/null */
-static int run_quiet(const char *args)
+void check_str(const char *what, const char *got, const char *want)
+{
+	bool ok = !strcmp(got, want);
+
+	report(ok, "%s", what);
+	if (!ok)
+		printf("# got:  %s\n# want: %s\n", got, want);
+}
+
+/* Everything written to @fp, which is closed */
+static char *slurp(FILE *fp)
+{
+	char *buf;
+	long len;
+
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = calloc(1, len + 1);
+	if (buf && fread(buf, 1, len, fp) != (size_t)len)
+		buf[0] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/**
+ * capture_start() - send stdout and stderr to temporary files
+ * @c: the state to give capture_end()
+ */
+void capture_start(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	c->fout = tmpfile();
+	c->ferr = tmpfile();
+	c->out = dup(STDOUT_FILENO);
+	c->err = dup(STDERR_FILENO);
+	dup2(fileno(c->fout), STDOUT_FILENO);
+	dup2(fileno(c->ferr), STDERR_FILENO);
+}
+
+/**
+ * capture_end() - restore stdout and stderr
+ * @c: from capture_start()
+ * @out: what went to stdout, to be freed
+ * @err: what went to stderr, to be freed
+ */
+void capture_end(struct capture *c, char **out, char **err)
+{
+	fflush(stdout);
+	fflush(stderr);
+	dup2(c->out, STDOUT_FILENO);
+	dup2(c->err, STDERR_FILENO);
+	close(c->out);
+	close(c->err);
+	*out = slurp(c->fout);
+	*err = slurp(c->ferr);
+}
+
+/**
+ * run_args() - run one command line and keep what it printed
+ * @args: the words after "gpuctl", separated by single spaces
+ * @dry_run: stop before the kernel, as gpuctl_run() does
+ * @out: stdout, to be freed
+ * @err: stderr, to be freed
+ *
+ * Return: the exit code.
+ */
+int run_args(const char *args, bool dry_run, char **out, char **err)
 {
 	char *argv[32], *copy, *tok, *save = NULL;
-	int argc = 0, out, err, null, rc;
+	struct capture c;
+	int argc = 0, rc;
 
 	copy = strdup(args);
 	argv[argc++] = "gpuctl";
@@ -134,24 +276,21 @@ static int run_quiet(const char *args)
 		argv[argc++] = tok;
 	argv[argc] = NULL;
 
-	fflush(stdout);
-	fflush(stderr);
-	out = dup(STDOUT_FILENO);
-	err = dup(STDERR_FILENO);
-	null = open("/dev/null", O_WRONLY);
-	dup2(null, STDOUT_FILENO);
-	dup2(null, STDERR_FILENO);
-	close(null);
-
-	rc = gpuctl_run(argc, argv, true);
-
-	fflush(stdout);
-	fflush(stderr);
-	dup2(out, STDOUT_FILENO);
-	dup2(err, STDERR_FILENO);
-	close(out);
-	close(err);
+	capture_start(&c);
+	rc = gpuctl_run(argc, argv, dry_run);
+	capture_end(&c, out, err);
 	free(copy);
+	return rc;
+}
+
+static int run_quiet(const char *args)
+{
+	char *out, *err;
+	int rc;
+
+	rc = run_args(args, true, &out, &err);
+	free(out);
+	free(err);
 	return rc;
 }
 
@@ -240,15 +379,6 @@ static char *render(const struct dev_info *d, bool json)
 	delete_json_obj();
 	fclose(fp);
 	return out;
-}
-
-static void check_str(const char *what, const char *got, const char *want)
-{
-	bool ok = !strcmp(got, want);
-
-	report(ok, "%s", what);
-	if (!ok)
-		printf("# got:  %s\n# want: %s\n", got, want);
 }
 
 static void test_dev_output(void)
@@ -435,6 +565,7 @@ int main(void)
 	test_dev_output();
 	test_json_escape();
 	test_parsers();
+	test_rules();
 	pci_names_cleanup();
 	printf("1..%d\n# %d of %d failed\n", test_num, failed, test_num);
 	return failed ? 1 : 0;

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * gpuctl reserve: the rules that keep GPUs, and the companions in their
+ * IOMMU groups, away from host drivers and on a VFIO driver. The module
+ * enforces them; this file adds, deletes and shows them.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/genetlink.h>
+#include <linux/gpuctl.h>
+
+#include "gpuctl.h"
+#include "json_print.h"
+
+static void reserve_help(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: gpuctl reserve add MATCH [ driver NAME ] [ force ] [ take ]\n"
+		"       gpuctl reserve del { ID | MATCH }\n"
+		"       gpuctl reserve show [ ID ]\n"
+		"       gpuctl reserve help\n"
+		"where  MATCH := { DDDD:BB:DD.F | BB:DD.F | VVVV:DDDD | VVVV:DDDD:SSSS:SSSS }\n"
+		"       the DDDD of VVVV:DDDD may be * for any device of the vendor\n"
+		"       NAME := a VFIO driver (default vfio-pci) or pci-stub\n");
+}
+
+static int rule_strv_add(char ***v, size_t *n, const char *s)
+{
+	char **nv;
+
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[*n] = strdup(s);
+	if (!nv[*n])
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int rule_attr_add(struct rule_info *r, const struct nlattr *attr)
+{
+	char (*devs)[ADDR_BUFSZ];
+
+	switch (mnl_attr_get_type(attr)) {
+	case GPUCTL_A_RULE_ID:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+			return -1;
+		r->id = mnl_attr_get_u32(attr);
+		break;
+	case GPUCTL_A_RULE_MATCH:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			return -1;
+		snprintf(r->match, sizeof(r->match), "%s",
+			 mnl_attr_get_str(attr));
+		break;
+	case GPUCTL_A_RULE_DRIVER:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			return -1;
+		snprintf(r->driver, sizeof(r->driver), "%s",
+			 mnl_attr_get_str(attr));
+		break;
+	case GPUCTL_A_RULE_FORCE:
+		r->force = true;
+		break;
+	case GPUCTL_A_RULE_TAKE:
+		r->take = true;
+		break;
+	case GPUCTL_A_RULE_SOURCE:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+			return -1;
+		r->source = mnl_attr_get_u32(attr);
+		break;
+	case GPUCTL_A_RULE_DEVICE:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			return -1;
+		devs = realloc(r->devs, (r->ndevs + 1) * sizeof(*devs));
+		if (!devs)
+			return -1;
+		r->devs = devs;
+		snprintf(devs[r->ndevs++], ADDR_BUFSZ, "%s",
+			 mnl_attr_get_str(attr));
+		break;
+	case GPUCTL_A_RULE_WARNING:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			return -1;
+		return rule_strv_add(&r->warnings, &r->nwarnings,
+				     mnl_attr_get_str(attr));
+	}
+	/* attributes from a newer module are skipped, not refused */
+	return 0;
+}
+
+/**
+ * rule_info_parse() - read a rule-get reply or a rule notification
+ * @nlh: the message
+ * @r: a zeroed rule, filled; free it with rule_info_release()
+ *
+ * Return: 0, or -1 with errno set when an attribute is malformed.
+ */
+int rule_info_parse(const struct nlmsghdr *nlh, struct rule_info *r)
+{
+	const struct nlattr *attr;
+
+	mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr))
+		if (rule_attr_add(r, attr))
+			return -1;
+	return 0;
+}
+
+void rule_info_release(struct rule_info *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	free(r->devs);
+	r->warnings = NULL;
+	r->devs = NULL;
+	r->nwarnings = 0;
+	r->ndevs = 0;
+}
+
+/**
+ * rule_info_print() - print one rule, as lines, one line or JSON
+ * @r: the rule
+ * @form: which text form; JSON is the same for all
+ *
+ * The caller ends the text with print_nl() and, in JSON, opens and
+ * closes the object around it.
+ */
+void rule_info_print(const struct rule_info *r, enum rule_form form)
+{
+	bool line = form == RULE_FORM_LINE;
+	size_t i;
+
+	print_uint(PRINT_ANY, "id", "rule %u ", r->id);
+	print_string(PRINT_ANY, "match", "match %s ", r->match);
+	print_string(PRINT_ANY, "driver", "driver %s", r->driver);
+	print_bool(PRINT_JSON, "force", NULL, r->force);
+	if (r->force)
+		print_string(PRINT_FP, NULL, "%s", " force");
+	print_bool(PRINT_JSON, "take", NULL, r->take);
+	if (r->take)
+		print_string(PRINT_FP, NULL, "%s", " take");
+	print_string(PRINT_ANY, "source", " source %s",
+		     source_name(r->source));
+
+	print_string(PRINT_FP, NULL, "%s", line ? " devices" : "\n  devices:");
+	open_json_array(PRINT_JSON, "devices");
+	for (i = 0; i < r->ndevs; i++)
+		print_string(PRINT_ANY, NULL, " %s", r->devs[i]);
+	if (!r->ndevs)
+		print_string(PRINT_FP, NULL, "%s", " -");
+	close_json_array(PRINT_JSON, NULL);
+
+	open_json_array(PRINT_JSON, "warnings");
+	for (i = 0; i < r->nwarnings; i++)
+		print_string(form == RULE_FORM_ADDED ? PRINT_JSON : PRINT_ANY,
+			     NULL, line ? " warning \"%s\"" : "\n  warning: %s",
+			     r->warnings[i]);
+	close_json_array(PRINT_JSON, NULL);
+}
+
+static int rule_parse(const struct nlmsghdr *nlh, void *elem)
+{
+	return rule_info_parse(nlh, elem);
+}
+
+static void rule_release(void *elem)
+{
+	rule_info_release(elem);
+}
+
+/* An empty list of rules for nl_collect(); free it with nl_list_free() */
+void reserve_list_init(struct nl_list *list)
+{
+	*list = (struct nl_list){ .size = sizeof(struct rule_info),
+				  .parse = rule_parse,
+				  .release = rule_release };
+}
+
+/**
+ * reserve_new() - add a rule, and wait for the kernel to enforce it
+ * @nl: an open socket
+ * @r: the rule
+ * @list: an empty rule list, given the rule the kernel made
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
+		struct nl_list *list)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_NEW, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_RULE_MATCH, r->match);
+	/* without a driver, the kernel's default applies */
+	if (r->driver[0])
+		mnl_attr_put_strz(nlh, GPUCTL_A_RULE_DRIVER, r->driver);
+	if (r->force)
+		mnl_attr_put(nlh, GPUCTL_A_RULE_FORCE, 0, NULL);
+	if (r->take)
+		mnl_attr_put(nlh, GPUCTL_A_RULE_TAKE, 0, NULL);
+	return nl_collect(nl, nlh, list);
+}
+
+/**
+ * reserve_del() - delete a rule and give its devices back to the host
+ * @nl: an open socket
+ * @id: the rule's id, used when @match is NULL
+ * @match: the rule's match in canonical form, or NULL
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int reserve_del(struct nl_ctx *nl, u32 id, const char *match)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_DEL, false);
+	if (match)
+		mnl_attr_put_strz(nlh, GPUCTL_A_RULE_MATCH, match);
+	else
+		mnl_attr_put_u32(nlh, GPUCTL_A_RULE_ID, id);
+	return nl_request(nl, nlh, NULL, NULL, NULL);
+}
+
+/**
+ * reserve_dump() - every rule, in id order
+ * @nl: an open socket
+ * @list: an empty rule list, filled
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int reserve_dump(struct nl_ctx *nl, struct nl_list *list)
+{
+	return nl_collect(nl, nl_msg_start(nl, GPUCTL_CMD_RULE_GET, true),
+			  list);
+}
+
+/**
+ * reserve_list_print() - print rules as {"rules":[...]} or as text
+ * @list: the rules
+ * @form: RULE_FORM_BLOCK, or RULE_FORM_ADDED to send warnings to stderr
+ *
+ * With RULE_FORM_ADDED, text mode prints each warning as
+ * "Warning: ..." on stderr, after the rules; JSON keeps them in the rule.
+ */
+void reserve_list_print(const struct nl_list *list, enum rule_form form)
+{
+	const struct rule_info *v = list->v;
+	size_t i, j;
+
+	new_json_obj();
+	open_json_array(PRINT_JSON, "rules");
+	for (i = 0; i < list->n; i++) {
+		open_json_object(NULL);
+		rule_info_print(&v[i], form);
+		close_json_object();
+		print_nl();
+	}
+	close_json_array(PRINT_JSON, NULL);
+	delete_json_obj();
+
+	if (form != RULE_FORM_ADDED || is_json_context())
+		return;
+	for (i = 0; i < list->n; i++)
+		for (j = 0; j < v[i].nwarnings; j++)
+			fprintf(stderr, "Warning: %s\n", v[i].warnings[j]);
+}
+
+static int cmd_reserve_add(struct gpuctl *g, struct args *a)
+{
+	char err[RULE_ERR_BUFSZ];
+	struct rule_spec r;
+	struct nl_list list;
+	struct nl_ctx *nl;
+	int ret;
+
+	if (args_is(a, "help")) {
+		reserve_help(stdout);
+		return EXIT_OK;
+	}
+	if (rule_args_parse(a, &r, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: reserve add: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	reserve_list_init(&list);
+	if (reserve_new(nl, &r, &list)) {
+		fprintf(stderr, "gpuctl: cannot add rule %s\n", r.match);
+		ret = EXIT_KERNEL;
+	} else {
+		reserve_list_print(&list, RULE_FORM_ADDED);
+	}
+	nl_list_free(&list);
+	return ret;
+}
+
+static int cmd_reserve_del(struct gpuctl *g, struct args *a)
+{
+	char match[GPUCTL_MATCH_LEN + 1];
+	struct nl_ctx *nl;
+	const char *arg;
+	bool by_id;
+	u32 id = 0;
+	int ret;
+
+	arg = args_next(a);
+	if (!arg) {
+		fprintf(stderr, "gpuctl: reserve del: missing ID or MATCH\n");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(arg, "help")) {
+		reserve_help(stdout);
+		return EXIT_OK;
+	}
+	/* a bare number is an id; every match has a colon */
+	ret = parse_u32(arg, &id);
+	by_id = ret != -EINVAL;
+	if (by_id ? ret : rule_match_parse(arg, match, sizeof(match))) {
+		fprintf(stderr,
+			"gpuctl: reserve del: invalid rule \"%s\", expected a rule id or a match\n",
+			arg);
+		return EXIT_USAGE;
+	}
+	if (!args_end(a)) {
+		fprintf(stderr,
+			"gpuctl: reserve del: unexpected argument \"%s\"\n",
+			args_peek(a));
+		return EXIT_USAGE;
+	}
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	if (reserve_del(nl, id, by_id ? NULL : match)) {
+		fprintf(stderr, "gpuctl: cannot delete rule %s\n", arg);
+		return EXIT_KERNEL;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_reserve_show(struct gpuctl *g, struct args *a)
+{
+	struct nlmsghdr *nlh;
+	struct nl_list list;
+	struct nl_ctx *nl;
+	bool one = false;
+	const char *arg;
+	u32 id = 0;
+	int ret;
+
+	arg = args_next(a);
+	if (arg) {
+		if (!strcmp(arg, "help")) {
+			reserve_help(stdout);
+			return EXIT_OK;
+		}
+		if (parse_u32(arg, &id)) {
+			fprintf(stderr,
+				"gpuctl: invalid rule id \"%s\", expected a number\n",
+				arg);
+			return EXIT_USAGE;
+		}
+		one = true;
+	}
+	if (!args_end(a)) {
+		fprintf(stderr,
+			"gpuctl: reserve show: unexpected argument \"%s\"\n",
+			args_peek(a));
+		return EXIT_USAGE;
+	}
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	reserve_list_init(&list);
+	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_GET, !one);
+	if (one)
+		mnl_attr_put_u32(nlh, GPUCTL_A_RULE_ID, id);
+	if (nl_collect(nl, nlh, &list)) {
+		if (one)
+			fprintf(stderr, "gpuctl: cannot show rule %u\n", id);
+		ret = EXIT_KERNEL;
+	} else {
+		reserve_list_print(&list, RULE_FORM_BLOCK);
+	}
+	nl_list_free(&list);
+	return ret;
+}
+
+/**
+ * cmd_reserve() - gpuctl reserve { add | del | show | help }
+ * @g: the tool's state
+ * @a: the words after "reserve"
+ *
+ * Return: the exit code.
+ */
+int cmd_reserve(struct gpuctl *g, struct args *a)
+{
+	const char *cmd;
+
+	cmd = args_next(a);
+	if (!cmd || !strcmp(cmd, "show"))
+		return cmd_reserve_show(g, a);
+	if (!strcmp(cmd, "add"))
+		return cmd_reserve_add(g, a);
+	if (!strcmp(cmd, "del"))
+		return cmd_reserve_del(g, a);
+	if (!strcmp(cmd, "help")) {
+		reserve_help(stdout);
+		return EXIT_OK;
+	}
+	fprintf(stderr,
+		"gpuctl: reserve: unknown command \"%s\", try \"gpuctl reserve help\"\n",
+		cmd);
+	return EXIT_USAGE;
+}
