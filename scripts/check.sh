@@ -4,7 +4,8 @@
 # make check: the whole suite. Installs what it needs, builds the module for
 # every test kernel with -Werror, checks the generated files against the
 # spec, then boots each kernel in QEMU on each topology and runs the
-# selftests there. Prints KTAP as it goes and ends with one line
+# selftests there, and boots each with Debian initramfs images
+# (selftests/boot). Prints KTAP as it goes and ends with one line
 # "N passed, N failed, N skipped" over every test case.
 
 set -u
@@ -128,6 +129,25 @@ for k in $kernels; do
 			result fail "$k $t: guest run (exit $rc; console log $out/$k-$t.console)"
 		fi
 	done
+done
+
+# Boot selftest: real Debian initramfs images with the packaged hook and
+# modprobe.d file, booted in QEMU; reserved GPUs must end on vfio-pci.
+for k in $kernels; do
+	log="$out/$k-boot.log"
+	echo "# $k boot: building initramfs images and booting"
+	start=$(date +%s)
+	selftests/boot/run.sh --kernel "$k" --boots "${GPUCTL_BOOTS:-2}" \
+		>"$log" 2>"$log.err"
+	rc=$?
+	sed 's/^/    /' "$log"
+	read -r p f s < <(count_ktap "$log")
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	echo "# $k boot: $p passed, $f failed, $s skipped in $(($(date +%s) - start)) s"
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		sed 's/^/# /' "$log.err" | tail -n 30
+		result fail "$k boot: runner (exit $rc; logs in build/boot/$k)"
+	fi
 done
 
 echo "1..$n"
