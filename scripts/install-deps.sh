@@ -5,6 +5,9 @@
 # the 6.1 kernel and headers, the 6.12 kernel and headers (bookworm's
 # security/backports archive), linux-source-6.12 for the YNL generator and
 # CLI, the kselftest harness and checkpatch, QEMU, and the libraries of the tool and the tests.
+# The boot selftest (selftests/boot) builds Debian initramfs images with
+# mkinitramfs: initramfs-tools-core, not initramfs-tools, whose kernel hooks
+# would rebuild the host's own images on every kernel install.
 #
 # Usage: scripts/install-deps.sh [build|test|all]   (default: all)
 # Prints the apt-get command instead of running it when not root.
@@ -18,7 +21,7 @@ build_pkgs="build-essential pkg-config libmnl-dev libpci-dev pci.ids
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12 xz-utils"
 test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
-	bash-completion"
+	bash-completion initramfs-tools-core klibc-utils udev zstd"
 lint_pkgs="shellcheck sparse"
 
 case "$what" in
