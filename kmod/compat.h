@@ -9,8 +9,11 @@
 #ifndef _GPUCTL_COMPAT_H
 #define _GPUCTL_COMPAT_H
 
+#include <linux/device.h>
 #include <linux/netlink.h>
+#include <linux/pci.h>
 #include <linux/pci_ids.h>
+#include <linux/string.h>
 #include <net/genetlink.h>
 
 /* 6.2 moved pre_doit/post_doit to struct genl_split_ops. */
@@ -29,6 +32,80 @@
 /* 6.2 named the processing accelerator base class. */
 #ifndef PCI_BASE_CLASS_ACCELERATOR
 #define PCI_BASE_CLASS_ACCELERATOR 0x12
+#endif
+
+/*
+ * Where a PCI device's driver_override lives (kernel-facts 2.1): 6.1 keeps
+ * it in struct pci_dev behind the device lock; 7.0 (and 6.12.91+) moved it
+ * to struct device behind a spinlock of its own. Neither may be called with
+ * the device lock held, which rules out the (UN)BOUND notifier events.
+ */
+#ifdef GPUCTL_HAVE_DEVICE_DRIVER_OVERRIDE
+static inline int gpuctl_set_override(struct pci_dev *pdev, const char *name)
+{
+	return device_set_driver_override(&pdev->dev, name);
+}
+
+/* The accessors only compare with a driver; the name is read the same way. */
+static inline bool gpuctl_override_is(struct pci_dev *pdev, const char *name)
+{
+	struct device *dev = &pdev->dev;
+	bool ret;
+
+	spin_lock(&dev->driver_override.lock);
+	ret = name ? dev->driver_override.name &&
+		     !strcmp(dev->driver_override.name, name)
+		   : !dev->driver_override.name;
+	spin_unlock(&dev->driver_override.lock);
+	return ret;
+}
+#else
+static inline int gpuctl_set_override(struct pci_dev *pdev, const char *name)
+{
+	return driver_set_override(&pdev->dev, &pdev->driver_override,
+				   name ?: "", name ? strlen(name) : 0);
+}
+
+static inline bool gpuctl_override_is(struct pci_dev *pdev, const char *name)
+{
+	bool ret;
+
+	device_lock(&pdev->dev);
+	ret = name ? pdev->driver_override &&
+		     !strcmp(pdev->driver_override, name)
+		   : !pdev->driver_override;
+	device_unlock(&pdev->dev);
+	return ret;
+}
+#endif
+
+/*
+ * Formatted extack messages came in 6.2. Before, extack->_msg must outlive
+ * the handler, until netlink_ack() copies it right after the handler
+ * returns; so 6.1 gets a small ring of buffers, advanced under gpuctl_lock
+ * where every caller formats. A message would only be overwritten by 64
+ * more errors within that instant.
+ */
+#ifdef NL_SET_ERR_MSG_FMT
+#define GPUCTL_SET_ERR_MSG_FMT(extack, attr, fmt, args...) do {	\
+	struct netlink_ext_ack *__gpuctl_extack = (extack);		\
+									\
+	NL_SET_ERR_MSG_FMT(__gpuctl_extack, fmt, ##args);		\
+	NL_SET_BAD_ATTR(__gpuctl_extack, attr);				\
+} while (0)
+#else
+#define GPUCTL_ERR_MSG_LEN 80
+char *gpuctl_err_msg_buf(void);
+#define GPUCTL_SET_ERR_MSG_FMT(extack, attr, fmt, args...) do {	\
+	struct netlink_ext_ack *__extack = (extack);			\
+	char *__buf = gpuctl_err_msg_buf();				\
+									\
+	snprintf(__buf, GPUCTL_ERR_MSG_LEN, fmt, ##args);		\
+	if (__extack) {							\
+		__extack->_msg = __buf;					\
+		__extack->bad_attr = (attr);				\
+	}								\
+} while (0)
 #endif
 
 #endif /* _GPUCTL_COMPAT_H */

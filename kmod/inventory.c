@@ -27,6 +27,7 @@
 #include "inventory.h"
 #include "iommu.h"
 #include "netlink.h"
+#include "reserve.h"
 
 /* Protects the device and group tables; see the top of this file. */
 DEFINE_MUTEX(gpuctl_lock);
@@ -70,7 +71,12 @@ unsigned int gpuctl_inventory_generation(void)
 	return gpuctl_generation;
 }
 
-static void gpuctl_inventory_changed(void)
+/**
+ * gpuctl_inventory_changed() - note a change that a dump could see
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_inventory_changed(void)
 {
 	lockdep_assert_held(&gpuctl_lock);
 	if (!++gpuctl_generation)
@@ -157,6 +163,7 @@ static struct gpuctl_dev *gpuctl_dev_create(struct pci_dev *pdev,
 	}
 
 	dev->pdev = pci_dev_get(pdev);
+	dev->state = GPUCTL_DEV_STATE_FREE;
 	gpuctl_dev_set_driver(dev, READ_ONCE(pdev->dev.driver));
 	if (group)
 		gpuctl_group_add_member(group, dev);
@@ -191,7 +198,7 @@ static void gpuctl_group_refresh(struct gpuctl_group *group)
 
 		cmd = m->role ? GPUCTL_CMD_DEV_CHANGE_NTF : GPUCTL_CMD_DEV_ADD_NTF;
 		m->role = role;
-		gpuctl_netlink_notify_dev(m, cmd);
+		gpuctl_netlink_notify_dev(m, cmd, 0);
 	}
 }
 
@@ -257,7 +264,7 @@ static void gpuctl_inventory_add(struct pci_dev *pdev)
 			if (!IS_ERR(dev)) {
 				dev->role = GPUCTL_DEV_ROLE_GPU;
 				gpuctl_netlink_notify_dev(dev,
-							  GPUCTL_CMD_DEV_ADD_NTF);
+							  GPUCTL_CMD_DEV_ADD_NTF, 0);
 				gpuctl_inventory_changed();
 			}
 		}
@@ -285,7 +292,7 @@ static void gpuctl_inventory_del(struct pci_dev *pdev)
 		return;
 
 	group = dev->group;
-	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_DEL_NTF);
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_DEL_NTF, 0);
 	gpuctl_dev_destroy(dev);
 
 	if (group) {
@@ -296,7 +303,7 @@ static void gpuctl_inventory_del(struct pci_dev *pdev)
 			list_for_each_entry_safe(m, tmp, &group->members,
 						 group_node) {
 				gpuctl_netlink_notify_dev(m,
-							  GPUCTL_CMD_DEV_DEL_NTF);
+							  GPUCTL_CMD_DEV_DEL_NTF, 0);
 				gpuctl_dev_destroy(m);
 			}
 			gpuctl_group_destroy(group);
@@ -316,7 +323,8 @@ static void gpuctl_inventory_set_driver(struct pci_dev *pdev,
 	if (!dev || dev->pdev != pdev || !gpuctl_dev_set_driver(dev, drv))
 		return;
 
-	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF);
+	gpuctl_reserve_driver_changed(dev);
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
 	gpuctl_inventory_changed();
 }
 
@@ -334,7 +342,7 @@ static void gpuctl_inventory_vf_changed(struct pci_dev *pdev)
 	if (!pf)
 		return;
 
-	gpuctl_netlink_notify_dev(pf, GPUCTL_CMD_DEV_CHANGE_NTF);
+	gpuctl_netlink_notify_dev(pf, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
 	gpuctl_inventory_changed();
 }
 
@@ -356,7 +364,10 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 		mutex_lock(&gpuctl_lock);
 		gpuctl_inventory_add(pdev);
 		gpuctl_inventory_vf_changed(pdev);
+		gpuctl_reserve_refresh();
 		mutex_unlock(&gpuctl_lock);
+		/* No driver can match the device before this event returns. */
+		gpuctl_reserve_claim();
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
 		mutex_lock(&gpuctl_lock);
@@ -374,6 +385,8 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 		mutex_lock(&gpuctl_lock);
 		gpuctl_inventory_del(pdev);
 		gpuctl_inventory_vf_changed(pdev);
+		/* A foreign member may have lost the GPU that reserved it. */
+		gpuctl_reserve_refresh();
 		mutex_unlock(&gpuctl_lock);
 		break;
 	case BUS_NOTIFY_REMOVED_DEVICE:
@@ -400,9 +413,13 @@ static int gpuctl_inventory_scan_one(struct device *d, void *data)
 {
 	mutex_lock(&gpuctl_lock);
 	/* Skip a device that is being deleted; its events are gone. */
-	if (device_is_registered(d))
+	if (device_is_registered(d)) {
 		gpuctl_inventory_add(to_pci_dev(d));
+		gpuctl_reserve_refresh();
+	}
 	mutex_unlock(&gpuctl_lock);
+	/* Before the GPU drivers that wait for gpuctl (softdeps) load. */
+	gpuctl_reserve_claim();
 	return 0;
 }
 

@@ -12,9 +12,13 @@
 #include <linux/types.h>
 
 struct gpuctl_group;
+struct gpuctl_rule;
 
 /* Long enough for every in-tree PCI driver name. */
 #define GPUCTL_DRIVER_NAME_LEN 32
+
+/* Why a reserved device is blocked, e.g. "vfio-pci did not bind". */
+#define GPUCTL_BLOCKED_LEN 64
 
 /**
  * struct gpuctl_dev - one tracked PCI function
@@ -25,6 +29,18 @@ struct gpuctl_group;
  * @role: enum gpuctl_dev_role; 0 until the device was announced
  * @dma_managed: the bound driver manages DMA itself (vfio-pci, pci-stub)
  * @driver: name of the bound driver, "" when unbound
+ * @rule: the rule that reserves the device, NULL when it is free
+ * @target: the driver gpuctl keeps it on; kept after @rule went until the
+ *	device is released, "" when there is nothing to keep or release
+ * @blocked: why gpuctl could not bind it to @target, "" when it could
+ * @state: enum gpuctl_dev_state
+ * @claimed: it was on @target since @rule came, so gpuctl puts it back
+ *	whenever it leaves (sticky); a device a host driver held when the rule
+ *	came is only taken with @take
+ * @take: take it from a host driver
+ * @pending: the enforcement worker has to look at it
+ * @needs_override: gives it its driver_override right away, before a
+ *	driver can bind (gpuctl_reserve_claim())
  *
  * The driver is cached from bus events, which run with the device lock
  * held, so readers never follow pdev->dev.driver of a device that may be
@@ -38,6 +54,15 @@ struct gpuctl_dev {
 	u32 role;
 	bool dma_managed;
 	char driver[GPUCTL_DRIVER_NAME_LEN];
+
+	struct gpuctl_rule *rule;
+	char target[GPUCTL_DRIVER_NAME_LEN];
+	char blocked[GPUCTL_BLOCKED_LEN];
+	u32 state;
+	bool claimed;
+	bool take;
+	bool pending;
+	bool needs_override;
 };
 
 extern struct mutex gpuctl_lock;
@@ -45,6 +70,7 @@ extern struct mutex gpuctl_lock;
 unsigned long gpuctl_inventory_key(int domain, unsigned int bus,
 				   unsigned int devfn);
 unsigned int gpuctl_inventory_generation(void);
+void gpuctl_inventory_changed(void);
 struct gpuctl_dev *gpuctl_inventory_find(unsigned long key);
 struct gpuctl_dev *gpuctl_inventory_next(unsigned long *key);
 bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev);

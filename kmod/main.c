@@ -13,19 +13,32 @@
 
 #include "inventory.h"
 #include "netlink.h"
+#include "param.h"
+#include "reserve.h"
+#include "rule.h"
 
 /*
- * The family goes first and the notifier second: every notification is
- * then sent on a registered family, and exit undoes them in reverse before
- * the table is freed.
+ * The worker and the family go first, then the parameter's rules, and the
+ * notifier last: every notification is sent on a registered family, and
+ * the load-time scan already applies the rules. Exit undoes them in
+ * reverse: nothing kicks the worker once the notifier and the family are
+ * gone, and the tables are freed last.
  */
 static int __init gpuctl_mod_init(void)
 {
 	int ret;
 
-	ret = gpuctl_netlink_init();
+	ret = gpuctl_reserve_init();
 	if (ret)
 		return ret;
+
+	ret = gpuctl_netlink_init();
+	if (ret)
+		goto err_reserve_exit;
+
+	ret = gpuctl_param_load();
+	if (ret)
+		goto err_netlink_exit;
 
 	ret = gpuctl_inventory_start();
 	if (ret)
@@ -36,6 +49,9 @@ static int __init gpuctl_mod_init(void)
 
 err_netlink_exit:
 	gpuctl_netlink_exit();
+err_reserve_exit:
+	gpuctl_reserve_exit();
+	gpuctl_rule_flush();
 	return ret;
 }
 
@@ -43,13 +59,15 @@ static void __exit gpuctl_mod_exit(void)
 {
 	gpuctl_inventory_stop();
 	gpuctl_netlink_exit();
+	gpuctl_reserve_exit();
 	gpuctl_inventory_flush();
+	gpuctl_rule_flush();
 }
 
 module_init(gpuctl_mod_init);
 module_exit(gpuctl_mod_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("GPU and IOMMU group inventory over generic netlink");
+MODULE_DESCRIPTION("GPU inventory and reservation for VFIO passthrough, over generic netlink");
 MODULE_AUTHOR("The gpuctl authors");
 MODULE_VERSION(GPUCTL_VERSION);
 MODULE_ALIAS_GENL_FAMILY(GPUCTL_FAMILY_NAME);

@@ -18,6 +18,8 @@
 #include "iommu.h"
 #include "netlink.h"
 #include "netlink-gen.h"
+#include "reserve.h"
+#include "rule.h"
 
 /* "device 0000:01:00.0 is bound to snd_hda_intel" */
 #define GPUCTL_REASON_LEN (GPUCTL_ADDRESS_LEN + GPUCTL_DRIVER_NAME_LEN + 32)
@@ -48,6 +50,23 @@ static void gpuctl_nl_pci_root(const struct pci_dev *pdev, char *buf,
 		bus = bus->parent;
 	}
 	snprintf(buf, len, "pci%04x:%02x", pci_domain_nr(bus), bus->number);
+}
+
+static int gpuctl_nl_dev_fill_reason(struct sk_buff *msg,
+				     const struct gpuctl_dev *dev)
+{
+	char reason[GPUCTL_DRIVER_NAME_LEN + 16];
+
+	switch (dev->state) {
+	case GPUCTL_DEV_STATE_HELD:
+		snprintf(reason, sizeof(reason), "bound to %s", dev->driver);
+		return nla_put_string(msg, GPUCTL_A_DEV_STATE_REASON, reason);
+	case GPUCTL_DEV_STATE_BLOCKED:
+		return nla_put_string(msg, GPUCTL_A_DEV_STATE_REASON,
+				      dev->blocked);
+	default:
+		return 0;
+	}
 }
 
 /* One fill function for get replies, dumps and notifications. */
@@ -87,9 +106,14 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev)
 	    nla_put_string(msg, GPUCTL_A_DEV_PHYSFN, pci_name(pci_physfn(pdev))))
 		return -EMSGSIZE;
 
-	if (nla_put_u32(msg, GPUCTL_A_DEV_ROLE, dev->role))
+	if (nla_put_u32(msg, GPUCTL_A_DEV_ROLE, dev->role) ||
+	    nla_put_u8(msg, GPUCTL_A_DEV_RESERVED, !!dev->rule) ||
+	    nla_put_u32(msg, GPUCTL_A_DEV_STATE, dev->state))
 		return -EMSGSIZE;
-	return 0;
+
+	if (dev->rule && nla_put_u32(msg, GPUCTL_A_DEV_RULE, dev->rule->id))
+		return -EMSGSIZE;
+	return gpuctl_nl_dev_fill_reason(msg, dev);
 }
 
 static int gpuctl_nl_group_fill(struct sk_buff *msg,
@@ -119,39 +143,6 @@ static int gpuctl_nl_group_fill(struct sk_buff *msg,
 	return 0;
 }
 
-/*
- * Parse "DDDD:BB:DD.F". The policy already bounds the length; anything but
- * exactly that shape is rejected rather than guessed at.
- */
-static int gpuctl_nl_parse_address(const char *s, unsigned long *key)
-{
-	static const char shape[] = "xxxx:xx:xx.x";
-	unsigned int v[4] = {}, i, f = 0;
-	int h;
-
-	if (strlen(s) != GPUCTL_ADDRESS_LEN)
-		return -EINVAL;
-
-	for (i = 0; i < GPUCTL_ADDRESS_LEN; i++) {
-		if (shape[i] != 'x') {
-			if (s[i] != shape[i])
-				return -EINVAL;
-			f++;
-			continue;
-		}
-		h = hex_to_bin(s[i]);
-		if (h < 0)
-			return -EINVAL;
-		v[f] = v[f] << 4 | h;
-	}
-
-	if (v[2] > 0x1f || v[3] > 7)
-		return -EINVAL;
-
-	*key = gpuctl_inventory_key(v[0], v[1], PCI_DEVFN(v[2], v[3]));
-	return 0;
-}
-
 static int gpuctl_nl_dev_lookup(struct genl_info *info)
 {
 	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_ADDRESS];
@@ -161,7 +152,7 @@ static int gpuctl_nl_dev_lookup(struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_DEV_ADDRESS))
 		return -EINVAL;
 
-	if (gpuctl_nl_parse_address(nla_data(attr), &key)) {
+	if (gpuctl_parse_address(nla_data(attr), &key)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
 				    "malformed pci address, expected DDDD:BB:DD.F");
 		return -EINVAL;
@@ -195,7 +186,9 @@ static int gpuctl_nl_group_lookup(struct genl_info *info)
 
 /*
  * Every doit runs under gpuctl_lock, taken here and dropped in post_doit,
- * with its target object already resolved into user_ptr[0].
+ * with its target object already resolved into user_ptr[0]. Handlers that
+ * wait for the enforcement worker drop the lock meanwhile and take it
+ * again before they return.
  */
 static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 			      struct sk_buff *skb, struct genl_info *info)
@@ -210,6 +203,13 @@ static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 		break;
 	case GPUCTL_CMD_GROUP_GET:
 		ret = gpuctl_nl_group_lookup(info);
+		break;
+	case GPUCTL_CMD_RULE_NEW:
+		ret = 0;
+		break;
+	case GPUCTL_CMD_RULE_DEL:
+	case GPUCTL_CMD_RULE_GET:
+		ret = gpuctl_nl_rule_lookup(info);
 		break;
 	default:
 		ret = -EOPNOTSUPP;
@@ -227,7 +227,7 @@ static void gpuctl_nl_post_doit(const struct gpuctl_genl_ops *ops,
 	mutex_unlock(&gpuctl_lock);
 }
 
-static struct genl_family gpuctl_nl_family __ro_after_init = {
+struct genl_family gpuctl_nl_family __ro_after_init = {
 	.name		= GPUCTL_FAMILY_NAME,
 	.version	= GPUCTL_FAMILY_VERSION,
 	/*
@@ -330,56 +330,54 @@ err_free_msg:
 }
 
 /*
- * A dump resumes at the first object whose key (device address, group id)
- * is at least @next. The inventory generation goes into cb->seq on every
- * pass, so a dump that spans a change is flagged NLM_F_DUMP_INTR.
+ * A dump resumes at the first object whose key (device address, group id,
+ * rule id) is at least @next. The inventory generation goes into cb->seq on
+ * every pass, so a dump that spans a change is flagged NLM_F_DUMP_INTR.
  */
 struct gpuctl_nl_dump_ctx {
 	unsigned long next;
 };
 
-static struct gpuctl_nl_dump_ctx *
-gpuctl_nl_dump_context(struct netlink_callback *cb)
-{
-	NL_ASSERT_DUMP_CTX_FITS(struct gpuctl_nl_dump_ctx);
-	return (struct gpuctl_nl_dump_ctx *)cb->ctx;
-}
-
 /**
- * gpuctl_nl_dev_get_dumpit() - dump every tracked device
+ * gpuctl_nl_dump() - the dumpit loop shared by every object type
  * @skb: the message to fill
  * @cb: the dump; the cursor lives in cb->ctx
+ * @cmd: the command of each message
+ * @fill_next: fills the next object
  *
  * Context: takes gpuctl_lock.
  * Return: the length of @skb, 0 when the dump is complete, or a negative
  * errno.
  */
-int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
+		   gpuctl_nl_fill_next_t fill_next)
 {
-	struct gpuctl_nl_dump_ctx *ctx = gpuctl_nl_dump_context(cb);
+	struct gpuctl_nl_dump_ctx *ctx = (struct gpuctl_nl_dump_ctx *)cb->ctx;
 	unsigned long key = ctx->next;
-	struct gpuctl_dev *dev;
 	void *hdr;
-	int ret = 0;
+	int ret;
+
+	NL_ASSERT_DUMP_CTX_FITS(struct gpuctl_nl_dump_ctx);
 
 	mutex_lock(&gpuctl_lock);
 	cb->seq = gpuctl_inventory_generation();
 
-	for (; (dev = gpuctl_inventory_next(&key)); key++) {
+	for (;; key++) {
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
 				  cb->nlh->nlmsg_seq, &gpuctl_nl_family,
-				  NLM_F_MULTI, GPUCTL_CMD_DEV_GET);
+				  NLM_F_MULTI, cmd);
 		if (!hdr) {
 			ret = -EMSGSIZE;
 			break;
 		}
-		genl_dump_check_consistent(cb, hdr);
 
-		ret = gpuctl_nl_dev_fill(skb, dev);
-		if (ret) {
+		ret = fill_next(skb, &key);
+		if (ret <= 0) {
 			genlmsg_cancel(skb, hdr);
 			break;
 		}
+		/* Only on a message that is sent, or the flag is lost. */
+		genl_dump_check_consistent(cb, hdr);
 		genlmsg_end(skb, hdr);
 	}
 	ctx->next = key;
@@ -392,63 +390,61 @@ int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return ret ?: skb->len;
 }
 
+static int gpuctl_nl_dev_fill_next(struct sk_buff *msg, unsigned long *key)
+{
+	struct gpuctl_dev *dev = gpuctl_inventory_next(key);
+
+	return dev ? gpuctl_nl_dev_fill(msg, dev) ?: 1 : 0;
+}
+
+static int gpuctl_nl_group_fill_next(struct sk_buff *msg, unsigned long *key)
+{
+	struct gpuctl_group *group = gpuctl_group_next(key);
+
+	return group ? gpuctl_nl_group_fill(msg, group) ?: 1 : 0;
+}
+
+/**
+ * gpuctl_nl_dev_get_dumpit() - dump every tracked device
+ * @skb: the message to fill
+ * @cb: the dump
+ *
+ * Context: takes gpuctl_lock.
+ * Return: see gpuctl_nl_dump().
+ */
+int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_DEV_GET,
+			      gpuctl_nl_dev_fill_next);
+}
+
 /**
  * gpuctl_nl_group_get_dumpit() - dump every IOMMU group that holds a GPU
  * @skb: the message to fill
- * @cb: the dump; the cursor lives in cb->ctx
+ * @cb: the dump
  *
  * Context: takes gpuctl_lock.
- * Return: the length of @skb, 0 when the dump is complete, or a negative
- * errno.
+ * Return: see gpuctl_nl_dump().
  */
 int gpuctl_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct gpuctl_nl_dump_ctx *ctx = gpuctl_nl_dump_context(cb);
-	unsigned long id = ctx->next;
-	struct gpuctl_group *group;
-	void *hdr;
-	int ret = 0;
-
-	mutex_lock(&gpuctl_lock);
-	cb->seq = gpuctl_inventory_generation();
-
-	for (; (group = gpuctl_group_next(&id)); id++) {
-		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
-				  cb->nlh->nlmsg_seq, &gpuctl_nl_family,
-				  NLM_F_MULTI, GPUCTL_CMD_GROUP_GET);
-		if (!hdr) {
-			ret = -EMSGSIZE;
-			break;
-		}
-		genl_dump_check_consistent(cb, hdr);
-
-		ret = gpuctl_nl_group_fill(skb, group);
-		if (ret) {
-			genlmsg_cancel(skb, hdr);
-			break;
-		}
-		genlmsg_end(skb, hdr);
-	}
-	ctx->next = id;
-
-	mutex_unlock(&gpuctl_lock);
-
-	if (ret == -EMSGSIZE && skb->len)
-		return skb->len;
-	return ret ?: skb->len;
+	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_GROUP_GET,
+			      gpuctl_nl_group_fill_next);
 }
 
 /**
  * gpuctl_netlink_notify_dev() - announce a device on the "monitor" group
  * @dev: the device, still tracked (for a removal: not yet freed)
  * @cmd: GPUCTL_CMD_DEV_ADD_NTF, _DEL_NTF or _CHANGE_NTF
+ * @action: enum gpuctl_dev_action value of what gpuctl did, or 0
  *
  * Nothing is built when nobody listens. A failure only costs listeners an
  * event; the inventory itself is already updated.
  *
  * Context: gpuctl_lock held; sleeps.
  */
-void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd)
+void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd,
+			       u32 action)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -469,6 +465,8 @@ void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd)
 
 	if (gpuctl_nl_dev_fill(msg, dev))
 		goto err_cancel_msg;
+	if (action && nla_put_u32(msg, GPUCTL_A_DEV_ACTION, action))
+		goto err_cancel_msg;
 
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
@@ -480,6 +478,58 @@ err_cancel_msg:
 err_free_msg:
 	nlmsg_free(msg);
 }
+
+/**
+ * gpuctl_netlink_notify_rule() - announce a rule on the "monitor" group
+ * @rule: the rule, still in the table
+ * @cmd: GPUCTL_CMD_RULE_NEW_NTF or _DEL_NTF
+ *
+ * Context: gpuctl_lock held; sleeps.
+ */
+void gpuctl_netlink_notify_rule(const struct gpuctl_rule *rule, u8 cmd)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!genl_has_listeners(&gpuctl_nl_family, &init_net,
+				GPUCTL_NLGRP_MONITOR))
+		return;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+
+	hdr = genlmsg_put(msg, 0, 0, &gpuctl_nl_family, 0, cmd);
+	if (!hdr || gpuctl_nl_rule_fill(msg, rule)) {
+		nlmsg_free(msg);
+		return;
+	}
+
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
+			  GFP_KERNEL);
+}
+
+#ifndef NL_SET_ERR_MSG_FMT
+/**
+ * gpuctl_err_msg_buf() - a buffer for one formatted extack message (6.1)
+ *
+ * See GPUCTL_SET_ERR_MSG_FMT() in compat.h.
+ *
+ * Context: gpuctl_lock held.
+ * Return: a buffer of GPUCTL_ERR_MSG_LEN bytes.
+ */
+char *gpuctl_err_msg_buf(void)
+{
+	static char bufs[64][GPUCTL_ERR_MSG_LEN];
+	static unsigned int next;
+
+	lockdep_assert_held(&gpuctl_lock);
+	return bufs[next++ % ARRAY_SIZE(bufs)];
+}
+#endif
 
 /**
  * gpuctl_netlink_init() - register the "gpuctl" family

@@ -7,11 +7,30 @@
 #define _GPUCTL_NETLINK_H
 
 #include <linux/types.h>
+#include <net/genetlink.h>
 
 struct gpuctl_dev;
+struct gpuctl_rule;
 
 int gpuctl_netlink_init(void);
 void gpuctl_netlink_exit(void);
-void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd);
+void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd,
+			       u32 action);
+void gpuctl_netlink_notify_rule(const struct gpuctl_rule *rule, u8 cmd);
+
+/* Shared by the handlers in netlink.c and netlink-rule.c. */
+extern struct genl_family gpuctl_nl_family;
+
+/*
+ * Fills the first object whose key is at least *@key into @msg and sets
+ * *@key to its key. Returns 1 when it filled one, 0 when there is none
+ * left, or a negative errno (-EMSGSIZE when @msg is full).
+ */
+typedef int (*gpuctl_nl_fill_next_t)(struct sk_buff *msg, unsigned long *key);
+
+int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
+		   gpuctl_nl_fill_next_t fill_next);
+int gpuctl_nl_rule_fill(struct sk_buff *msg, const struct gpuctl_rule *rule);
+int gpuctl_nl_rule_lookup(struct genl_info *info);
 
 #endif /* _GPUCTL_NETLINK_H */

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * Netlink requests on reservation rules: rule-new, rule-del and rule-get.
+ * All three are for CAP_NET_ADMIN only (GENL_ADMIN_PERM in the generated
+ * ops table). A request either changes nothing and says why in its extack,
+ * or is applied whole.
+ */
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <net/genetlink.h>
+#include <uapi/linux/gpuctl.h>
+
+#include "compat.h"
+#include "inventory.h"
+#include "iommu.h"
+#include "netlink.h"
+#include "netlink-gen.h"
+#include "reserve.h"
+#include "rule.h"
+
+/* "group 4294967295 is not viable: 0000:09:02.0 is bound to <driver> ..." */
+#define GPUCTL_WARNING_LEN (GPUCTL_DRIVER_NAME_LEN + 128)
+
+/* What an operator should know about one device of a rule, if anything. */
+static bool gpuctl_nl_rule_warning(const struct gpuctl_rule *rule,
+				   const struct gpuctl_dev *dev, char *buf)
+{
+	const struct gpuctl_dev *offender;
+
+	switch (dev->state) {
+	case GPUCTL_DEV_STATE_HELD:
+		snprintf(buf, GPUCTL_WARNING_LEN,
+			 "%s is held by %s (add take to take it over)",
+			 pci_name(dev->pdev), dev->driver);
+		return true;
+	case GPUCTL_DEV_STATE_BLOCKED:
+		snprintf(buf, GPUCTL_WARNING_LEN, "%s is blocked: %s",
+			 pci_name(dev->pdev), dev->blocked);
+		return true;
+	}
+
+	if (dev->role != GPUCTL_DEV_ROLE_GPU || !dev->group)
+		return false;
+	offender = gpuctl_group_offender(dev->group);
+	if (!offender || offender->rule)
+		return false;
+
+	snprintf(buf, GPUCTL_WARNING_LEN,
+		 "group %u is not viable: %s is bound to %s%s", dev->group->id,
+		 pci_name(offender->pdev), offender->driver,
+		 offender->role == GPUCTL_DEV_ROLE_FOREIGN && !rule->force ?
+		 " (add force to take the whole group)" : "");
+	return true;
+}
+
+/**
+ * gpuctl_nl_rule_fill() - put a rule's attributes into a message
+ * @msg: the message
+ * @rule: the rule
+ *
+ * Context: gpuctl_lock held.
+ * Return: 0 or -EMSGSIZE.
+ */
+int gpuctl_nl_rule_fill(struct sk_buff *msg, const struct gpuctl_rule *rule)
+{
+	char match[GPUCTL_MATCH_STR_LEN], warning[GPUCTL_WARNING_LEN];
+	struct gpuctl_dev *dev;
+	unsigned long key;
+
+	gpuctl_match_format(&rule->match, match, sizeof(match));
+
+	if (nla_put_u32(msg, GPUCTL_A_RULE_ID, rule->id) ||
+	    nla_put_string(msg, GPUCTL_A_RULE_MATCH, match) ||
+	    nla_put_string(msg, GPUCTL_A_RULE_DRIVER, rule->driver) ||
+	    (rule->force && nla_put_flag(msg, GPUCTL_A_RULE_FORCE)) ||
+	    (rule->take && nla_put_flag(msg, GPUCTL_A_RULE_TAKE)) ||
+	    nla_put_u32(msg, GPUCTL_A_RULE_SOURCE, rule->source))
+		return -EMSGSIZE;
+
+	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (dev->rule == rule &&
+		    nla_put_string(msg, GPUCTL_A_RULE_DEVICE, pci_name(dev->pdev)))
+			return -EMSGSIZE;
+	}
+	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (dev->rule == rule &&
+		    gpuctl_nl_rule_warning(rule, dev, warning) &&
+		    nla_put_string(msg, GPUCTL_A_RULE_WARNING, warning))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static int gpuctl_nl_rule_reply(struct genl_info *info,
+				const struct gpuctl_rule *rule)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
+				info->genlhdr->cmd);
+	if (!hdr || gpuctl_nl_rule_fill(msg, rule)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/**
+ * gpuctl_nl_rule_lookup() - find the rule a rule-del or rule-get names
+ * @info: the request; the rule goes into user_ptr[0]
+ *
+ * rule-get names it by id; rule-del by id or by match (or both, if they
+ * agree).
+ *
+ * Context: gpuctl_lock held.
+ * Return: 0, -EINVAL or -ENOENT, with the extack set.
+ */
+int gpuctl_nl_rule_lookup(struct genl_info *info)
+{
+	struct nlattr *id_attr = info->attrs[GPUCTL_A_RULE_ID];
+	struct nlattr *match_attr = NULL;
+	struct gpuctl_rule *rule = NULL, *by_match;
+	struct gpuctl_match match;
+	const char *why;
+
+	/* rule-get's policy stops at the id; its attrs[] has no match slot. */
+	if (info->genlhdr->cmd == GPUCTL_CMD_RULE_DEL)
+		match_attr = info->attrs[GPUCTL_A_RULE_MATCH];
+	else if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_RULE_ID))
+		return -EINVAL;
+
+	if (!id_attr && !match_attr) {
+		NL_SET_ERR_MSG(info->extack, "a rule id or match is required");
+		return -EINVAL;
+	}
+
+	if (id_attr) {
+		rule = gpuctl_rule_find(nla_get_u32(id_attr));
+		if (!rule) {
+			NL_SET_ERR_MSG_ATTR(info->extack, id_attr, "no such rule");
+			return -ENOENT;
+		}
+	}
+
+	if (match_attr) {
+		if (gpuctl_match_parse(nla_data(match_attr), &match, &why)) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, match_attr, "%s",
+					       why);
+			return -EINVAL;
+		}
+		by_match = gpuctl_rule_find_match(&match);
+		if (!by_match) {
+			NL_SET_ERR_MSG_ATTR(info->extack, match_attr,
+					    "no rule with this match");
+			return -ENOENT;
+		}
+		if (rule && rule != by_match) {
+			NL_SET_ERR_MSG_ATTR(info->extack, match_attr,
+					    "id and match name different rules");
+			return -EINVAL;
+		}
+		rule = by_match;
+	}
+
+	info->user_ptr[0] = rule;
+	return 0;
+}
+
+/* Whether @m is a device @tmpl would reserve through the GPU @gpu. */
+static bool gpuctl_nl_rule_covers(const struct gpuctl_rule *tmpl,
+				  const struct gpuctl_dev *gpu,
+				  const struct gpuctl_dev *m)
+{
+	if (m == gpu)
+		return true;
+	if (m->role == GPUCTL_DEV_ROLE_COMPANION)
+		return m->pdev->bus == gpu->pdev->bus &&
+		       PCI_SLOT(m->pdev->devfn) == PCI_SLOT(gpu->pdev->devfn);
+	return m->role == GPUCTL_DEV_ROLE_FOREIGN && tmpl->force;
+}
+
+/*
+ * A device a new rule with "take" would have to take from a VFIO user:
+ * that would block until the user lets go, so the rule is refused.
+ */
+static struct gpuctl_dev *gpuctl_nl_rule_busy(const struct gpuctl_rule *tmpl)
+{
+	struct gpuctl_dev *gpu, *m;
+	unsigned long key;
+
+	for (key = 0; (gpu = gpuctl_inventory_next(&key)); key++) {
+		if (gpu->rule || !gpuctl_inventory_is_gpu(gpu->pdev) ||
+		    !gpuctl_match_pdev(&tmpl->match, gpu->pdev))
+			continue;
+		if (!gpu->group) {
+			if (gpuctl_reserve_vfio_busy(gpu))
+				return gpu;
+			continue;
+		}
+		list_for_each_entry(m, &gpu->group->members, group_node) {
+			if (gpuctl_nl_rule_covers(tmpl, gpu, m) &&
+			    strcmp(m->driver, tmpl->driver) &&
+			    gpuctl_reserve_vfio_busy(m))
+				return m;
+		}
+	}
+	return NULL;
+}
+
+static int gpuctl_nl_rule_parse(struct genl_info *info,
+				struct gpuctl_rule *tmpl)
+{
+	struct nlattr *match = info->attrs[GPUCTL_A_RULE_MATCH];
+	struct nlattr *driver = info->attrs[GPUCTL_A_RULE_DRIVER];
+	const char *why;
+
+	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_RULE_MATCH))
+		return -EINVAL;
+
+	memset(tmpl, 0, sizeof(*tmpl));
+	if (gpuctl_match_parse(nla_data(match), &tmpl->match, &why)) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, match, "%s", why);
+		return -EINVAL;
+	}
+
+	strscpy(tmpl->driver, "vfio-pci", sizeof(tmpl->driver));
+	if (driver) {
+		if (gpuctl_rule_check_driver(nla_data(driver), &why)) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, driver, "%s", why);
+			return -EINVAL;
+		}
+		strscpy(tmpl->driver, nla_data(driver), sizeof(tmpl->driver));
+	}
+
+	tmpl->force = nla_get_flag(info->attrs[GPUCTL_A_RULE_FORCE]);
+	tmpl->take = nla_get_flag(info->attrs[GPUCTL_A_RULE_TAKE]);
+	tmpl->source = GPUCTL_RULE_SOURCE_NETLINK;
+	return 0;
+}
+
+/*
+ * Let the worker act with gpuctl_lock dropped, so that the driver core's
+ * events reach the inventory, then take it again for the caller's reply
+ * and post_doit.
+ */
+static void gpuctl_nl_rule_settle(unsigned long ticket)
+{
+	mutex_unlock(&gpuctl_lock);
+	gpuctl_reserve_claim();
+	gpuctl_reserve_wait(ticket);
+	mutex_lock(&gpuctl_lock);
+}
+
+/**
+ * gpuctl_nl_rule_new_doit() - add a rule, enforce it, reply with it
+ * @skb: the request
+ * @info: the request
+ *
+ * Context: gpuctl_lock held by pre_doit; dropped while enforcing.
+ * Return: 0 or a negative errno.
+ */
+int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *match_attr = info->attrs[GPUCTL_A_RULE_MATCH];
+	struct gpuctl_rule tmpl, *rule;
+	struct gpuctl_dev *busy;
+	unsigned long ticket;
+	int ret;
+	u32 id;
+
+	ret = gpuctl_nl_rule_parse(info, &tmpl);
+	if (ret)
+		return ret;
+
+	rule = gpuctl_rule_find_match(&tmpl.match);
+	if (rule) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, match_attr,
+				       "rule %u has this match already",
+				       rule->id);
+		return -EEXIST;
+	}
+
+	busy = tmpl.take ? gpuctl_nl_rule_busy(&tmpl) : NULL;
+	if (busy) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, match_attr,
+				       "%s is open by a VFIO user through %s",
+				       pci_name(busy->pdev), busy->driver);
+		return -EBUSY;
+	}
+
+	rule = gpuctl_rule_insert(&tmpl);
+	if (IS_ERR(rule))
+		return PTR_ERR(rule);
+
+	id = rule->id;
+	gpuctl_reserve_refresh();
+	gpuctl_inventory_changed();
+	gpuctl_netlink_notify_rule(rule, GPUCTL_CMD_RULE_NEW_NTF);
+	ticket = gpuctl_reserve_kick();
+
+	gpuctl_nl_rule_settle(ticket);
+
+	rule = gpuctl_rule_find(id);
+	if (!rule) {
+		NL_SET_ERR_MSG(info->extack,
+			       "the rule was deleted while it was applied");
+		return -ENOENT;
+	}
+	return gpuctl_nl_rule_reply(info, rule);
+}
+
+/**
+ * gpuctl_nl_rule_del_doit() - delete a rule and release its devices
+ * @skb: the request
+ * @info: the request; user_ptr[0] holds the rule pre_doit found
+ *
+ * Context: gpuctl_lock held by pre_doit; dropped while releasing.
+ * Return: 0 or a negative errno.
+ */
+int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct gpuctl_rule *rule = info->user_ptr[0];
+	struct gpuctl_dev *dev;
+	unsigned long key;
+
+	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (dev->rule == rule && gpuctl_reserve_vfio_busy(dev)) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
+					       "%s is open by a VFIO user; close it first",
+					       pci_name(dev->pdev));
+			return -EBUSY;
+		}
+	}
+
+	gpuctl_netlink_notify_rule(rule, GPUCTL_CMD_RULE_DEL_NTF);
+	gpuctl_rule_unlink(rule);
+	gpuctl_reserve_refresh();
+	kfree(rule);
+	gpuctl_inventory_changed();
+
+	gpuctl_nl_rule_settle(gpuctl_reserve_kick());
+	return 0;
+}
+
+/**
+ * gpuctl_nl_rule_get_doit() - reply with one rule
+ * @skb: the request
+ * @info: the request; user_ptr[0] holds the rule pre_doit found
+ *
+ * Context: gpuctl_lock held by pre_doit.
+ * Return: 0 or a negative errno.
+ */
+int gpuctl_nl_rule_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return gpuctl_nl_rule_reply(info, info->user_ptr[0]);
+}
+
+static int gpuctl_nl_rule_fill_next(struct sk_buff *msg, unsigned long *key)
+{
+	struct gpuctl_rule *rule = gpuctl_rule_next(key);
+
+	return rule ? gpuctl_nl_rule_fill(msg, rule) ?: 1 : 0;
+}
+
+/**
+ * gpuctl_nl_rule_get_dumpit() - dump every rule in id order
+ * @skb: the message to fill
+ * @cb: the dump
+ *
+ * Context: takes gpuctl_lock.
+ * Return: see gpuctl_nl_dump().
+ */
+int gpuctl_nl_rule_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_RULE_GET,
+			      gpuctl_nl_rule_fill_next);
+}

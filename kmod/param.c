@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * Rules from the module parameters: "gpuctl.reserve=" on the kernel
+ * command line or "options gpuctl reserve=" in modprobe.d, the only
+ * sources there are before userspace runs.
+ */
+
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <uapi/linux/gpuctl.h>
+
+#include "inventory.h"
+#include "param.h"
+#include "rule.h"
+
+static char *reserve;
+module_param(reserve, charp, 0444);
+MODULE_PARM_DESC(reserve,
+		 "GPUs to reserve at load, comma-separated: MATCH[@DRIVER][+force][+take], MATCH being DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS");
+
+static bool take;
+module_param(take, bool, 0444);
+MODULE_PARM_DESC(take,
+		 "Take GPUs the reserve rules match from host drivers that have them at load (default: report them held)");
+
+static void gpuctl_param_add(char *s)
+{
+	struct gpuctl_rule tmpl, *rule;
+	const char *why = "";
+	char *orig;
+
+	/* Keep the operator's spelling for the message. */
+	orig = kstrdup(s, GFP_KERNEL);
+	if (gpuctl_rule_parse_param(s, &tmpl, &why)) {
+		pr_err("reserve: bad rule '%s': %s, skipped\n",
+		       orig ?: "", why);
+		goto out;
+	}
+	if (gpuctl_rule_find_match(&tmpl.match)) {
+		pr_err("reserve: rule '%s' given twice, skipped\n", orig ?: "");
+		goto out;
+	}
+
+	tmpl.take |= take;
+	tmpl.source = GPUCTL_RULE_SOURCE_PARAM;
+	rule = gpuctl_rule_insert(&tmpl);
+	if (IS_ERR(rule))
+		pr_err("reserve: rule '%s' not added: %ld\n", orig ?: "",
+		       PTR_ERR(rule));
+out:
+	kfree(orig);
+}
+
+/**
+ * gpuctl_param_load() - add the rules of the "reserve" parameter
+ *
+ * A malformed rule is logged and skipped; the others apply, so one typo
+ * does not leave every GPU to the host drivers.
+ *
+ * Context: module init, before the inventory is scanned; takes gpuctl_lock.
+ * Return: 0 or -ENOMEM.
+ */
+int gpuctl_param_load(void)
+{
+	char *list, *cur, *s;
+
+	if (!reserve || !*reserve)
+		return 0;
+
+	list = kstrdup(reserve, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+
+	mutex_lock(&gpuctl_lock);
+	cur = list;
+	while ((s = strsep(&cur, ","))) {
+		s = strim(s);
+		if (*s)
+			gpuctl_param_add(s);
+	}
+	mutex_unlock(&gpuctl_lock);
+
+	kfree(list);
+	return 0;
+}

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * Enforcing reservation rules: which devices each rule reserves, their
+ * driver_override, and a worker that binds reserved devices to the rule's
+ * VFIO driver, takes them from host drivers, puts them back when they
+ * leave it, and gives released devices back to the host.
+ *
+ * A GPU is reserved by the oldest rule that matches it; the companions of
+ * a reserved GPU follow it, and the foreign members of its IOMMU group do
+ * when the rule has "force". Bridges never do.
+ *
+ * Locking: every reservation field of struct gpuctl_dev is under
+ * gpuctl_lock. The driver core calls made here (the override setters,
+ * device_attach(), device_release_driver(), device_reprobe()) take device
+ * locks and fire bus events whose notifier takes gpuctl_lock, so they run
+ * with no gpuctl lock held and never from a notifier event that holds a
+ * device lock (kernel-facts 1.4): from the worker, or from
+ * gpuctl_reserve_claim() in contexts that hold no device lock. While acted
+ * on unlocked, a device is pinned with pci_dev_get() and looked up again
+ * afterwards, since it may have left the table meanwhile.
+ */
+
+#include <linux/kmod.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/gpuctl.h>
+
+#include "compat.h"
+#include "inventory.h"
+#include "iommu.h"
+#include "netlink.h"
+#include "reserve.h"
+#include "rule.h"
+
+/* How long rule-new and rule-del wait for the worker. */
+#define GPUCTL_RESERVE_WAIT (10 * HZ)
+
+/* A hot-added device the PCI core does not let drivers match yet. */
+#define GPUCTL_RESERVE_RETRY (HZ / 10)
+
+static struct workqueue_struct *gpuctl_reserve_wq;
+static void gpuctl_reserve_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(gpuctl_reserve_work, gpuctl_reserve_work_fn);
+
+/*
+ * Passes of the worker asked for and finished, under gpuctl_lock; a
+ * waiter's ticket is the "asked" count when it kicked the worker.
+ */
+static unsigned long gpuctl_reserve_asked;
+static unsigned long gpuctl_reserve_done;
+static DECLARE_WAIT_QUEUE_HEAD(gpuctl_reserve_done_wq);
+
+/**
+ * struct gpuctl_enforce - what the worker does to one device, unlocked
+ * @pdev: the device, referenced
+ * @key: its table key, to find it again
+ * @target: the driver it belongs on, or, to release it, the one it was on
+ * @why: out: why it could not be bound
+ * @reserve: keep it on @target; otherwise release it
+ * @claimed: it was on @target, so put it back from wherever it went
+ * @take: unbind a host driver that has it
+ * @busy: a VFIO user has it open
+ */
+struct gpuctl_enforce {
+	struct pci_dev *pdev;
+	unsigned long key;
+	char target[GPUCTL_DRIVER_NAME_LEN];
+	char why[GPUCTL_BLOCKED_LEN];
+	bool reserve;
+	bool claimed;
+	bool take;
+	bool busy;
+};
+
+static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
+{
+	if (!dev->rule)
+		dev->state = GPUCTL_DEV_STATE_FREE;
+	else if (!strcmp(dev->driver, dev->target))
+		dev->state = GPUCTL_DEV_STATE_RESERVED;
+	else if (dev->driver[0])
+		dev->state = GPUCTL_DEV_STATE_HELD;
+	else if (dev->blocked[0])
+		dev->state = GPUCTL_DEV_STATE_BLOCKED;
+	else
+		dev->state = GPUCTL_DEV_STATE_RESERVED;
+}
+
+/**
+ * gpuctl_reserve_kick() - have the worker look at pending devices
+ *
+ * Context: gpuctl_lock held.
+ * Return: a ticket for gpuctl_reserve_wait().
+ */
+unsigned long gpuctl_reserve_kick(void)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	mod_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work, 0);
+	return ++gpuctl_reserve_asked;
+}
+
+/**
+ * gpuctl_reserve_wait() - wait until the worker ran after a kick
+ * @ticket: from gpuctl_reserve_kick()
+ *
+ * Bounded and interruptible, so no caller hangs on a driver that takes
+ * long to let go of a device; the work goes on regardless.
+ *
+ * Context: process context; no gpuctl lock held.
+ * Return: true when the worker finished a pass that started after the kick.
+ */
+bool gpuctl_reserve_wait(unsigned long ticket)
+{
+	return wait_event_interruptible_timeout(gpuctl_reserve_done_wq,
+		(long)(READ_ONCE(gpuctl_reserve_done) - ticket) >= 0,
+		GPUCTL_RESERVE_WAIT) > 0;
+}
+
+/**
+ * gpuctl_reserve_vfio_busy() - whether a VFIO user has a device open
+ * @dev: the device
+ *
+ * VFIO claims DMA ownership of the whole IOMMU group while a user has it
+ * open. A host DMA driver bound in the group also counts as an owner, and
+ * then VFIO cannot have the group open, so the claim only means a VFIO user
+ * when no member is bound to such a driver.
+ *
+ * Context: gpuctl_lock held; takes the IOMMU group's mutex.
+ * Return: true when a VFIO user holds the device's group.
+ */
+bool gpuctl_reserve_vfio_busy(const struct gpuctl_dev *dev)
+{
+	lockdep_assert_held(&gpuctl_lock);
+
+	return dev->group && dev->driver[0] && dev->dma_managed &&
+	       !gpuctl_group_offender(dev->group) &&
+	       iommu_group_dma_owner_claimed(dev->group->grp);
+}
+
+/* The rule that reserves a non-GPU member through a GPU of its group. */
+static struct gpuctl_rule *gpuctl_reserve_rule_via_gpu(struct gpuctl_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	struct gpuctl_dev *m;
+
+	if (!dev->group || dev->role == GPUCTL_DEV_ROLE_BRIDGE)
+		return NULL;
+
+	list_for_each_entry(m, &dev->group->members, group_node) {
+		if (!m->rule || !gpuctl_inventory_is_gpu(m->pdev))
+			continue;
+		if (dev->role == GPUCTL_DEV_ROLE_COMPANION &&
+		    m->pdev->bus == pdev->bus &&
+		    PCI_SLOT(m->pdev->devfn) == PCI_SLOT(pdev->devfn))
+			return m->rule;
+		if (dev->role == GPUCTL_DEV_ROLE_FOREIGN && m->rule->force)
+			return m->rule;
+	}
+	return NULL;
+}
+
+static void gpuctl_reserve_assign(struct gpuctl_dev *dev,
+				  struct gpuctl_rule *rule)
+{
+	if (dev->rule == rule)
+		return;
+
+	dev->rule = rule;
+	dev->blocked[0] = '\0';
+	if (rule) {
+		strscpy(dev->target, rule->driver, sizeof(dev->target));
+		dev->claimed = !strcmp(dev->driver, dev->target);
+		dev->take = rule->take;
+		dev->needs_override = true;
+	} else {
+		dev->claimed = false;
+		dev->take = false;
+		dev->needs_override = false;
+	}
+	dev->pending = true;
+	gpuctl_reserve_update_state(dev);
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
+	gpuctl_inventory_changed();
+}
+
+/**
+ * gpuctl_reserve_refresh() - give every device the rule that reserves it
+ *
+ * Runs after rules or the inventory changed. Devices whose rule changed
+ * are announced and left for the worker, which is kicked.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_reserve_refresh(void)
+{
+	struct gpuctl_dev *dev;
+	unsigned long key;
+	bool pending = false;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	/* GPUs first: the other members follow their GPU's rule. */
+	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (gpuctl_inventory_is_gpu(dev->pdev))
+			gpuctl_reserve_assign(dev, gpuctl_rule_for_pdev(dev->pdev));
+	}
+	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (!gpuctl_inventory_is_gpu(dev->pdev))
+			gpuctl_reserve_assign(dev, gpuctl_reserve_rule_via_gpu(dev));
+		pending |= dev->pending;
+	}
+
+	if (pending)
+		gpuctl_reserve_kick();
+}
+
+/**
+ * gpuctl_reserve_driver_changed() - a reserved device's driver changed
+ * @dev: the device; dev->driver is already the new driver
+ *
+ * Called from bus events, maybe with the device lock held, so it only
+ * records and kicks: a device that left its driver is put back, and an
+ * unbound one is bound, by the worker.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
+{
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!dev->rule)
+		return;
+
+	if (!strcmp(dev->driver, dev->target)) {
+		dev->claimed = true;
+		dev->blocked[0] = '\0';
+	} else if (!dev->driver[0] || dev->claimed) {
+		dev->pending = true;
+		gpuctl_reserve_kick();
+	}
+	gpuctl_reserve_update_state(dev);
+}
+
+static void gpuctl_reserve_pdev_driver(struct pci_dev *pdev, char *buf)
+{
+	struct device_driver *drv;
+
+	device_lock(&pdev->dev);
+	drv = pdev->dev.driver;
+	strscpy(buf, drv ? drv->name : "", GPUCTL_DRIVER_NAME_LEN);
+	device_unlock(&pdev->dev);
+}
+
+/* The rule's driver may be a module nobody loaded yet (no modalias). */
+static bool gpuctl_reserve_load_driver(const char *name)
+{
+	if (driver_find(name, &pci_bus_type))
+		return true;
+	request_module("%s", name);
+	return driver_find(name, &pci_bus_type);
+}
+
+static u32 gpuctl_reserve_release(struct gpuctl_enforce *e)
+{
+	char drv[GPUCTL_DRIVER_NAME_LEN];
+	bool cleared = false;
+	int ret;
+
+	if (gpuctl_override_is(e->pdev, e->target)) {
+		ret = gpuctl_set_override(e->pdev, NULL);
+		if (ret)
+			pci_warn(e->pdev, "cannot clear driver_override: %d\n",
+				 ret);
+		cleared = !ret;
+	}
+
+	gpuctl_reserve_pdev_driver(e->pdev, drv);
+	if (drv[0] && strcmp(drv, e->target))
+		return cleared ? GPUCTL_DEV_ACTION_RELEASED : 0;
+
+	/* rule-del refuses this; a user who opened it since keeps it. */
+	if (drv[0] && e->busy) {
+		pci_info(e->pdev, "released, but left on %s: a VFIO user has it open\n",
+			 drv);
+		return GPUCTL_DEV_ACTION_RELEASED;
+	}
+
+	/* Unbinds the VFIO driver and lets the host's drivers probe it. */
+	ret = device_reprobe(&e->pdev->dev);
+	if (ret < 0)
+		pci_info(e->pdev, "reprobe after release: %d\n", ret);
+	return GPUCTL_DEV_ACTION_RELEASED;
+}
+
+/*
+ * Put a reserved device on its driver. Returns the enum gpuctl_dev_action
+ * value of what was done, 0 for nothing; sets *@retry when the PCI core
+ * does not let drivers match the device yet.
+ */
+static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
+{
+	char drv[GPUCTL_DRIVER_NAME_LEN];
+	struct pci_dev *pdev = e->pdev;
+	u32 claim_action, action;
+	bool had_override;
+	int ret;
+
+	had_override = gpuctl_override_is(pdev, e->target);
+	if (!had_override) {
+		ret = gpuctl_set_override(pdev, e->target);
+		if (ret) {
+			snprintf(e->why, sizeof(e->why),
+				 "cannot set driver_override: %d", ret);
+			return GPUCTL_DEV_ACTION_BLOCKED;
+		}
+	}
+	/* An override that went missing is news; setting the first is not much. */
+	claim_action = had_override ? 0 :
+		       e->claimed ? GPUCTL_DEV_ACTION_RESTORED :
+		       GPUCTL_DEV_ACTION_CLAIMED;
+
+	gpuctl_reserve_pdev_driver(pdev, drv);
+	if (!strcmp(drv, e->target))
+		return claim_action;
+
+	/* Held by a host driver since before the rule: only "take" moves it. */
+	if (drv[0] && !e->claimed && !e->take)
+		return claim_action;
+
+	if (drv[0] && e->busy) {
+		snprintf(e->why, sizeof(e->why), "open by a VFIO user through %s",
+			 drv);
+		return GPUCTL_DEV_ACTION_BLOCKED;
+	}
+
+	/* Hot-add: the core binds it itself once it lets drivers match. */
+	if (!READ_ONCE(pdev->match_driver)) {
+		*retry = true;
+		return claim_action;
+	}
+
+	if (!gpuctl_reserve_load_driver(e->target)) {
+		snprintf(e->why, sizeof(e->why), "driver %s is not available",
+			 e->target);
+		return GPUCTL_DEV_ACTION_BLOCKED;
+	}
+
+	if (e->claimed)
+		action = GPUCTL_DEV_ACTION_RESTORED;
+	else
+		action = drv[0] ? GPUCTL_DEV_ACTION_TAKEN : GPUCTL_DEV_ACTION_BOUND;
+
+	if (drv[0])
+		device_release_driver(&pdev->dev);
+	ret = device_attach(&pdev->dev);
+
+	gpuctl_reserve_pdev_driver(pdev, drv);
+	if (strcmp(drv, e->target)) {
+		if (ret < 0)
+			snprintf(e->why, sizeof(e->why), "%s did not bind: %d",
+				 e->target, ret);
+		else
+			snprintf(e->why, sizeof(e->why),
+				 "%s did not bind (see the kernel log)",
+				 e->target);
+		return GPUCTL_DEV_ACTION_BLOCKED;
+	}
+	return action;
+}
+
+/* The next device with work to do at a key of at least *@key, snapshotted. */
+static bool gpuctl_reserve_next_pending(unsigned long *key,
+					struct gpuctl_enforce *e)
+{
+	struct gpuctl_dev *dev;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	for (; (dev = gpuctl_inventory_next(key)); (*key)++) {
+		if (!dev->pending)
+			continue;
+		dev->pending = false;
+		if (!dev->rule && !dev->target[0])
+			continue;
+
+		memset(e, 0, sizeof(*e));
+		e->pdev = pci_dev_get(dev->pdev);
+		e->key = dev->key;
+		strscpy(e->target, dev->target, sizeof(e->target));
+		e->reserve = !!dev->rule;
+		e->claimed = dev->claimed;
+		e->take = dev->take;
+		e->busy = gpuctl_reserve_vfio_busy(dev);
+		return true;
+	}
+	return false;
+}
+
+/* Record what the worker did to a device, if it is still the same one. */
+static void gpuctl_reserve_finish(struct gpuctl_enforce *e, u32 action,
+				  bool retry)
+{
+	struct gpuctl_dev *dev;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	dev = gpuctl_inventory_find(e->key);
+	if (!dev || dev->pdev != e->pdev)
+		return;
+
+	if (e->reserve) {
+		/* The rule went meanwhile; the release is pending already. */
+		if (!dev->rule)
+			return;
+		if (action == GPUCTL_DEV_ACTION_BLOCKED) {
+			if (!strcmp(dev->blocked, e->why))
+				action = 0;
+			strscpy(dev->blocked, e->why, sizeof(dev->blocked));
+		}
+		if (!strcmp(dev->driver, dev->target))
+			dev->claimed = true;
+		if (retry)
+			dev->pending = true;
+	} else {
+		/* A new rule came meanwhile and has its own pass pending. */
+		if (dev->rule)
+			return;
+		dev->target[0] = '\0';
+	}
+
+	gpuctl_reserve_update_state(dev);
+	if (action) {
+		gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, action);
+		gpuctl_inventory_changed();
+	}
+}
+
+/*
+ * One pass over the table in address order. Devices that turn pending
+ * behind the cursor were kicked, which queued another pass.
+ */
+static void gpuctl_reserve_work_fn(struct work_struct *work)
+{
+	struct gpuctl_enforce e;
+	unsigned long key = 0, pass;
+	bool retry, again = false;
+	u32 action;
+
+	mutex_lock(&gpuctl_lock);
+	pass = gpuctl_reserve_asked;
+	while (gpuctl_reserve_next_pending(&key, &e)) {
+		mutex_unlock(&gpuctl_lock);
+
+		retry = false;
+		if (e.reserve)
+			action = gpuctl_reserve_bind(&e, &retry);
+		else
+			action = gpuctl_reserve_release(&e);
+
+		mutex_lock(&gpuctl_lock);
+		gpuctl_reserve_finish(&e, action, retry);
+		pci_dev_put(e.pdev);
+		again |= retry;
+		key++;
+	}
+	WRITE_ONCE(gpuctl_reserve_done, pass);
+	mutex_unlock(&gpuctl_lock);
+
+	wake_up_all(&gpuctl_reserve_done_wq);
+	if (again)
+		queue_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work,
+				   GPUCTL_RESERVE_RETRY);
+}
+
+/**
+ * gpuctl_reserve_claim() - give newly reserved devices their override now
+ *
+ * Setting driver_override at once, rather than from the worker, is what
+ * keeps host drivers away: on a device's ADD_DEVICE event no driver can
+ * match it yet (kernel-facts 1.2), and at module load the GPU drivers that
+ * softdeps made wait are loaded right after gpuctl.
+ *
+ * Context: process context; no gpuctl lock and no device lock held.
+ */
+void gpuctl_reserve_claim(void)
+{
+	char target[GPUCTL_DRIVER_NAME_LEN];
+	struct gpuctl_dev *dev;
+	struct pci_dev *pdev;
+	unsigned long key = 0;
+	bool claimed;
+
+	for (;;) {
+		mutex_lock(&gpuctl_lock);
+		for (; (dev = gpuctl_inventory_next(&key)); key++) {
+			if (dev->needs_override)
+				break;
+		}
+		if (!dev) {
+			mutex_unlock(&gpuctl_lock);
+			return;
+		}
+		dev->needs_override = false;
+		pdev = pci_dev_get(dev->pdev);
+		strscpy(target, dev->target, sizeof(target));
+		mutex_unlock(&gpuctl_lock);
+
+		claimed = !gpuctl_override_is(pdev, target) &&
+			  !gpuctl_set_override(pdev, target);
+
+		mutex_lock(&gpuctl_lock);
+		dev = gpuctl_inventory_find(key);
+		if (claimed && dev && dev->pdev == pdev && dev->rule)
+			gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF,
+						  GPUCTL_DEV_ACTION_CLAIMED);
+		mutex_unlock(&gpuctl_lock);
+		pci_dev_put(pdev);
+		key++;
+	}
+}
+
+/**
+ * gpuctl_reserve_init() - create the enforcement worker
+ *
+ * An ordered queue of gpuctl's own: unbinding a device can block for as
+ * long as its driver or a VFIO user takes, which must not stall the
+ * system's shared queues.
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int gpuctl_reserve_init(void)
+{
+	gpuctl_reserve_wq = alloc_ordered_workqueue("gpuctl", 0);
+	return gpuctl_reserve_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * gpuctl_reserve_exit() - stop the enforcement worker
+ *
+ * Devices stay where they are, driver_override included: a reserved GPU
+ * must not fall to a host driver because gpuctl is being upgraded.
+ *
+ * Context: module exit, after the bus notifier and the netlink family are
+ * gone, so nothing kicks the worker any more.
+ */
+void gpuctl_reserve_exit(void)
+{
+	cancel_delayed_work_sync(&gpuctl_reserve_work);
+	destroy_workqueue(gpuctl_reserve_wq);
+}

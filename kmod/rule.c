@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * Reservation rules: their syntax, what they match, and the rule table.
+ * Enforcing them is reserve.c's business.
+ *
+ * Locking: the table and every rule in it are under gpuctl_lock.
+ */
+
+#include <linux/ctype.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/xarray.h>
+#include <uapi/linux/gpuctl.h>
+
+#include "rule.h"
+
+/* Rule id -> struct gpuctl_rule, under gpuctl_lock. */
+static DEFINE_XARRAY_ALLOC1(gpuctl_rules);
+static u32 gpuctl_rule_next_id;
+
+/* Exactly @n hex digits at @s, lower or upper case. */
+static int gpuctl_parse_hex(const char *s, unsigned int n, unsigned int *v)
+{
+	unsigned int i;
+	int h;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		h = hex_to_bin(s[i]);
+		if (h < 0)
+			return -EINVAL;
+		*v = *v << 4 | h;
+	}
+	return 0;
+}
+
+/**
+ * gpuctl_parse_address() - parse a PCI address "DDDD:BB:DD.F"
+ * @s: the string; only exactly that shape is accepted, in either case
+ * @key: out: gpuctl_inventory_key() of the address
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for anything else.
+ */
+int gpuctl_parse_address(const char *s, unsigned long *key)
+{
+	unsigned int domain, bus, slot, fn;
+
+	if (strlen(s) != GPUCTL_ADDRESS_LEN || s[4] != ':' || s[7] != ':' ||
+	    s[10] != '.')
+		return -EINVAL;
+	if (gpuctl_parse_hex(s, 4, &domain) ||
+	    gpuctl_parse_hex(s + 5, 2, &bus) ||
+	    gpuctl_parse_hex(s + 8, 2, &slot) ||
+	    gpuctl_parse_hex(s + 11, 1, &fn) || slot > 0x1f || fn > 7)
+		return -EINVAL;
+
+	*key = gpuctl_inventory_key(domain, bus, PCI_DEVFN(slot, fn));
+	return 0;
+}
+
+/**
+ * gpuctl_match_parse() - parse what a rule matches
+ * @s: "DDDD:BB:DD.F", "VVVV:DDDD", "VVVV:*" or "VVVV:DDDD:SSSS:SSSS"
+ * @m: out: the match
+ * @why: out: on error, a message for the operator
+ *
+ * Context: any.
+ * Return: 0 or -EINVAL.
+ */
+int gpuctl_match_parse(const char *s, struct gpuctl_match *m, const char **why)
+{
+	size_t len = strlen(s);
+	unsigned int v[4] = {};
+
+	memset(m, 0, sizeof(*m));
+
+	if (len == GPUCTL_ADDRESS_LEN) {
+		m->by_address = true;
+		if (gpuctl_parse_address(s, &m->key)) {
+			*why = "malformed pci address, expected DDDD:BB:DD.F";
+			return -EINVAL;
+		}
+		return 0;
+	}
+
+	*why = "malformed match, expected DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS";
+	if (len < 6 || s[4] != ':' || gpuctl_parse_hex(s, 4, &v[0]))
+		return -EINVAL;
+
+	if (len == 6 && s[5] == '*') {
+		m->any_device = true;
+	} else if (len == 9 || len == 19) {
+		if (gpuctl_parse_hex(s + 5, 4, &v[1]))
+			return -EINVAL;
+		if (len == 19) {
+			if (s[9] != ':' || s[14] != ':' ||
+			    gpuctl_parse_hex(s + 10, 4, &v[2]) ||
+			    gpuctl_parse_hex(s + 15, 4, &v[3]))
+				return -EINVAL;
+			m->subsystem = true;
+		}
+	} else {
+		return -EINVAL;
+	}
+
+	m->vendor = v[0];
+	m->device = v[1];
+	m->subvendor = v[2];
+	m->subdevice = v[3];
+	return 0;
+}
+
+/**
+ * gpuctl_match_format() - the canonical, lower-case form of a match
+ * @m: the match
+ * @buf: out
+ * @len: size of @buf, at least GPUCTL_MATCH_STR_LEN
+ *
+ * Context: any.
+ */
+void gpuctl_match_format(const struct gpuctl_match *m, char *buf, size_t len)
+{
+	unsigned long k = m->key;
+
+	if (m->by_address)
+		snprintf(buf, len, "%04lx:%02lx:%02lx.%lx", k >> 16,
+			 (k >> 8) & 0xff, PCI_SLOT(k & 0xff), PCI_FUNC(k & 0xff));
+	else if (m->any_device)
+		snprintf(buf, len, "%04x:*", m->vendor);
+	else if (m->subsystem)
+		snprintf(buf, len, "%04x:%04x:%04x:%04x", m->vendor, m->device,
+			 m->subvendor, m->subdevice);
+	else
+		snprintf(buf, len, "%04x:%04x", m->vendor, m->device);
+}
+
+/**
+ * gpuctl_match_equal() - whether two matches select the same devices
+ * @a: one match
+ * @b: the other
+ *
+ * Context: any.
+ * Return: true when they are the same match.
+ */
+bool gpuctl_match_equal(const struct gpuctl_match *a,
+			const struct gpuctl_match *b)
+{
+	char sa[GPUCTL_MATCH_STR_LEN], sb[GPUCTL_MATCH_STR_LEN];
+
+	gpuctl_match_format(a, sa, sizeof(sa));
+	gpuctl_match_format(b, sb, sizeof(sb));
+	return !strcmp(sa, sb);
+}
+
+/**
+ * gpuctl_match_pdev() - whether a match selects a PCI function
+ * @m: the match
+ * @pdev: the function
+ *
+ * Context: any.
+ * Return: true when it does.
+ */
+bool gpuctl_match_pdev(const struct gpuctl_match *m, const struct pci_dev *pdev)
+{
+	if (m->by_address)
+		return m->key == gpuctl_inventory_key(pci_domain_nr(pdev->bus),
+						      pdev->bus->number,
+						      pdev->devfn);
+
+	return pdev->vendor == m->vendor &&
+	       (m->any_device || pdev->device == m->device) &&
+	       (!m->subsystem || (pdev->subsystem_vendor == m->subvendor &&
+				  pdev->subsystem_device == m->subdevice));
+}
+
+/**
+ * gpuctl_rule_check_driver() - whether a driver may be a rule's target
+ * @name: the driver name
+ * @why: out: on error, a message for the operator
+ *
+ * Only drivers that leave DMA to userspace keep a GPU away from the host:
+ * vfio-pci, its variants (their names all contain "vfio") and pci-stub.
+ *
+ * Context: any.
+ * Return: 0 or -EINVAL.
+ */
+int gpuctl_rule_check_driver(const char *name, const char **why)
+{
+	const char *c;
+
+	if (!*name || strlen(name) >= GPUCTL_DRIVER_NAME_LEN) {
+		*why = "driver name empty or too long";
+		return -EINVAL;
+	}
+	for (c = name; *c; c++) {
+		if (!isalnum(*c) && *c != '-' && *c != '_') {
+			*why = "driver name may hold only letters, digits, '-' and '_'";
+			return -EINVAL;
+		}
+	}
+	if (!strstr(name, "vfio") && strcmp(name, "pci-stub")) {
+		*why = "not a VFIO driver: expected vfio-pci, a vfio-pci variant or pci-stub";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * gpuctl_rule_parse_param() - parse one rule of the "reserve" parameter
+ * @s: "MATCH[@DRIVER][+force][+take]"; modified
+ * @rule: out: match, driver (vfio-pci by default), force and take
+ * @why: out: on error, a message for the operator
+ *
+ * Context: any.
+ * Return: 0 or -EINVAL.
+ */
+int gpuctl_rule_parse_param(char *s, struct gpuctl_rule *rule,
+			    const char **why)
+{
+	char *flags = strchr(s, '+');
+	char *driver, *flag;
+
+	memset(rule, 0, sizeof(*rule));
+	strscpy(rule->driver, "vfio-pci", sizeof(rule->driver));
+
+	if (flags) {
+		*flags++ = '\0';
+		while ((flag = strsep(&flags, "+"))) {
+			if (!strcmp(flag, "force")) {
+				rule->force = true;
+			} else if (!strcmp(flag, "take")) {
+				rule->take = true;
+			} else {
+				*why = "unknown flag, expected +force or +take";
+				return -EINVAL;
+			}
+		}
+	}
+
+	driver = strchr(s, '@');
+	if (driver) {
+		*driver++ = '\0';
+		if (gpuctl_rule_check_driver(driver, why))
+			return -EINVAL;
+		strscpy(rule->driver, driver, sizeof(rule->driver));
+	}
+	return gpuctl_match_parse(s, &rule->match, why);
+}
+
+/**
+ * gpuctl_rule_insert() - add a rule to the table
+ * @tmpl: the rule; copied, its id is ignored
+ *
+ * Ids count up and are not reused while the module is loaded, so a client
+ * never mistakes a new rule for one it deleted.
+ *
+ * Context: gpuctl_lock held; sleeps.
+ * Return: the new rule, or an ERR_PTR().
+ */
+struct gpuctl_rule *gpuctl_rule_insert(const struct gpuctl_rule *tmpl)
+{
+	struct gpuctl_rule *rule;
+	int ret;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	rule = kmemdup(tmpl, sizeof(*rule), GFP_KERNEL);
+	if (!rule)
+		return ERR_PTR(-ENOMEM);
+
+	ret = xa_alloc_cyclic(&gpuctl_rules, &rule->id, rule, xa_limit_32b,
+			      &gpuctl_rule_next_id, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(rule);
+		return ERR_PTR(ret);
+	}
+	return rule;
+}
+
+/**
+ * gpuctl_rule_unlink() - take a rule out of the table
+ * @rule: the rule; the caller frees it with kfree() once no device points
+ *	to it any more (gpuctl_reserve_refresh())
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_rule_unlink(struct gpuctl_rule *rule)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	xa_erase(&gpuctl_rules, rule->id);
+}
+
+/**
+ * gpuctl_rule_find() - look up a rule by id
+ * @id: the id
+ *
+ * Context: gpuctl_lock held.
+ * Return: the rule or NULL.
+ */
+struct gpuctl_rule *gpuctl_rule_find(u32 id)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	return xa_load(&gpuctl_rules, id);
+}
+
+/**
+ * gpuctl_rule_find_match() - look up a rule by what it matches
+ * @m: the match
+ *
+ * Context: gpuctl_lock held.
+ * Return: the rule with the same match, or NULL.
+ */
+struct gpuctl_rule *gpuctl_rule_find_match(const struct gpuctl_match *m)
+{
+	struct gpuctl_rule *rule;
+	unsigned long id;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	xa_for_each(&gpuctl_rules, id, rule) {
+		if (gpuctl_match_equal(&rule->match, m))
+			return rule;
+	}
+	return NULL;
+}
+
+/**
+ * gpuctl_rule_next() - iterate over rules in id order
+ * @id: in: the first id to consider; out: the id of the returned rule
+ *
+ * Context: gpuctl_lock held.
+ * Return: the first rule with an id of at least *@id, or NULL.
+ */
+struct gpuctl_rule *gpuctl_rule_next(unsigned long *id)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	return xa_find(&gpuctl_rules, id, ULONG_MAX, XA_PRESENT);
+}
+
+/**
+ * gpuctl_rule_for_pdev() - the rule that selects a GPU
+ * @pdev: the GPU
+ *
+ * Context: gpuctl_lock held.
+ * Return: the oldest rule that matches it, or NULL.
+ */
+struct gpuctl_rule *gpuctl_rule_for_pdev(const struct pci_dev *pdev)
+{
+	struct gpuctl_rule *rule;
+	unsigned long id;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	xa_for_each(&gpuctl_rules, id, rule) {
+		if (gpuctl_match_pdev(&rule->match, pdev))
+			return rule;
+	}
+	return NULL;
+}
+
+/**
+ * gpuctl_rule_flush() - free every rule
+ *
+ * Context: module exit, once no device points to a rule; takes gpuctl_lock.
+ */
+void gpuctl_rule_flush(void)
+{
+	struct gpuctl_rule *rule;
+	unsigned long id;
+
+	mutex_lock(&gpuctl_lock);
+	xa_for_each(&gpuctl_rules, id, rule) {
+		gpuctl_rule_unlink(rule);
+		kfree(rule);
+	}
+	mutex_unlock(&gpuctl_lock);
+}
