@@ -8,6 +8,7 @@
 #   make check           the whole QEMU suite on every test kernel
 #   make demo            a simulated GPU host in QEMU with a gpuctl tour
 #   make bench           speed ratios against a sysfs walk, from one VM run
+#   make install         module, tool and boot files (DESTDIR= to stage)
 
 # Default kernel: the running one when its headers exist, else the newest
 # installed kernel that has headers.
@@ -22,7 +23,7 @@ KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 export GPUCTL_VERSION
 
 .PHONY: all module tools selftests modules-all clean regen regen-check \
-	ksrc deps check demo bench style install
+	ksrc deps check demo bench style install install-packaging
 
 all: module tools
 
@@ -81,10 +82,30 @@ bench:
 style: ksrc
 	scripts/style.sh $(KSRC)
 
-install: module tools
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
-	depmod -a $(KVER)
+# DESTDIR stages the whole installation (a package build), where depmod is
+# left to the package's postinst: a staged tree has no modules.order or
+# modules.builtin to run it on. After an install to the running system,
+# rebuild the initramfs (update-initramfs -u) so that reservations hold from
+# boot.
+install: module tools install-packaging
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	$(if $(DESTDIR),,depmod -a $(KVER))
 	$(MAKE) -C tools/gpuctl install
+
+# The boot side: softdeps that load gpuctl before GPU drivers, the
+# initramfs-tools hook that carries gpuctl.conf's reservations into the
+# initramfs, and the unit that applies gpuctl.conf once the system is up.
+# An existing gpuctl.conf is the administrator's and is left alone.
+install-packaging:
+	install -D -m 0644 packaging/modprobe.d/gpuctl.conf \
+		$(DESTDIR)/etc/modprobe.d/gpuctl.conf
+	install -D -m 0755 packaging/initramfs-tools/hooks/gpuctl \
+		$(DESTDIR)/usr/share/initramfs-tools/hooks/gpuctl
+	install -D -m 0644 packaging/systemd/gpuctl.service \
+		$(DESTDIR)/lib/systemd/system/gpuctl.service
+	test -e $(DESTDIR)/etc/gpuctl/gpuctl.conf || \
+		install -D -m 0644 packaging/gpuctl.conf $(DESTDIR)/etc/gpuctl/gpuctl.conf
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
