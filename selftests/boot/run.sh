@@ -238,16 +238,10 @@ esac
 
 case " $cases " in
 *" modprobe "*)
-	# The hook writes the options line with the tool, as on a host. Until
-	# the tool can, the test writes it and says so.
-	env=(GPUCTL_CONF="$conf" GPUCTL_BIN="$tool")
-	if [ ! -x "$tool" ] || ! "$tool" apply "$conf" modprobe >/dev/null 2>&1; then
-		echo "# $tool cannot 'apply FILE modprobe' yet: the test writes '$options_line'"
-		echo "$options_line" >"$out/gpuctl-reserve.conf"
-		env=(GPUCTL_CONF=/nonexistent GPUCTL_TEST_RESERVE="$out/gpuctl-reserve.conf")
-	fi
+	# The hook writes the options line with the tool, as on a host.
+	[ -x "$tool" ] || echo "# no $tool (make tools)"
 	t0=$SECONDS
-	build_image modprobe "${env[@]}"
+	build_image modprobe GPUCTL_CONF="$conf" GPUCTL_BIN="$tool"
 	rc=$?
 	echo "# modprobe image: mkinitramfs exit $rc in $((SECONDS - t0)) s"
 	[ $rc = 0 ] || sed 's/^/# /' "$out/modprobe.mkinitramfs.log"
