@@ -24,8 +24,8 @@ static void reserve_help(FILE *fp)
 		"       gpuctl reserve del { ID | MATCH }\n"
 		"       gpuctl reserve show [ ID ]\n"
 		"       gpuctl reserve help\n"
-		"where  MATCH := { DDDD:BB:DD.F | BB:DD.F | VVVV:DDDD | VVVV:DDDD:SSSS:SSSS }\n"
-		"       the DDDD of VVVV:DDDD may be * for any device of the vendor\n"
+		"where  MATCH := { DDDD:BB:DD.F | BB:DD.F | VVVV:DDDD | VVVV:* |\n"
+		"                  VVVV:DDDD:SSSS:SSSS }\n"
 		"       NAME := a VFIO driver (default vfio-pci) or pci-stub\n");
 }
 

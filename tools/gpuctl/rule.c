@@ -49,7 +49,7 @@ static int parse_id(const char *s, size_t len, unsigned int *id)
 	return 0;
 }
 
-/* "VVVV:DDDD" or "VVVV:DDDD:SSSS:SSSS", the device id possibly "*" */
+/* "VVVV:DDDD", "VVVV:*" or "VVVV:DDDD:SSSS:SSSS", as the kernel takes them */
 static int parse_ids(const char *arg, char *out, size_t size)
 {
 	unsigned int id[4];
@@ -69,7 +69,7 @@ static int parse_ids(const char *arg, char *out, size_t size)
 			break;
 		p++;
 	}
-	if (n != 1 && n != 3)
+	if ((n != 1 && n != 3) || (any && n != 1))
 		return -EINVAL;
 
 	ret = snprintf(out, size, "%04x:", id[0]);
@@ -85,8 +85,9 @@ static int parse_ids(const char *arg, char *out, size_t size)
 
 /**
  * rule_match_parse() - check a rule's match and give it its canonical form
- * @arg: "DDDD:BB:DD.F" or "BB:DD.F" (a PCI address), "VVVV:DDDD" or
- *	"VVVV:DDDD:SSSS:SSSS" (ids, the device id possibly "*"), either case
+ * @arg: "DDDD:BB:DD.F" or "BB:DD.F" (a PCI address), "VVVV:DDDD",
+ *	"VVVV:*" (any device of the vendor) or "VVVV:DDDD:SSSS:SSSS" (with
+ *	the subsystem ids), either case
  * @out: the form the kernel replies with: lower case, domain included
  * @size: size of @out, at least GPUCTL_MATCH_LEN + 1
  *
@@ -144,7 +145,7 @@ int rule_args_parse(struct args *a, struct rule_spec *r, char *err,
 		return rule_err(err, errsz, "missing MATCH");
 	if (rule_match_parse(arg, r->match, sizeof(r->match)))
 		return rule_err(err, errsz,
-				"invalid match \"%s\", expected DDDD:BB:DD.F, VVVV:DDDD or VVVV:DDDD:SSSS:SSSS",
+				"invalid match \"%s\", expected DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS",
 				arg);
 
 	while ((arg = args_next(a))) {

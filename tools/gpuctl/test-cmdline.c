@@ -119,7 +119,7 @@ static const struct test_case {
 	{ 0, "reserve add 10DE:2331" },
 	{ 0, "reserve add 10de:*" },
 	{ 0, "reserve add 10de:2331:1043:8765" },
-	{ 0, "reserve add 10de:*:1043:8765" },
+	{ 1, "reserve add 10de:*:1043:8765" },
 	{ 0, "reserve add 01:00.0 driver pci-stub" },
 	{ 0, "reserve add 01:00.0 driver vfio-pci force take" },
 	{ 0, "reserve add 01:00.0 take force driver nvgrace_gpu_vfio_pci" },
