@@ -46,6 +46,9 @@ static const char *const match_cases[][2] = {
 	{ "01:00.0:1", NULL },
 };
 
+#define MATCH_FORMS \
+	"expected DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS"
+
 /*
  * A config line in; what it holds out: 0 and "" for nothing, 1 and the
  * rule in the module parameter's grammar, or -1 and the message.
@@ -76,8 +79,7 @@ static const struct {
 	{ "reserv 01:00.0", -1, "unknown keyword \"reserv\", expected \"reserve\"" },
 	{ "RESERVE 01:00.0", -1, "unknown keyword \"RESERVE\", expected \"reserve\"" },
 	{ "01:00.0", -1, "unknown keyword \"01:00.0\", expected \"reserve\"" },
-	{ "reserve 10de:233", -1,
-	  "invalid match \"10de:233\", expected DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS" },
+	{ "reserve 10de:233", -1, "invalid match \"10de:233\", " MATCH_FORMS },
 	{ "reserve 01:00.0 driver", -1, "\"driver\" needs a driver name" },
 	{ "reserve 01:00.0 driver nouveau", -1,
 	  "driver nouveau is not a VFIO driver" },
@@ -177,7 +179,7 @@ static const struct {
 	  "reserve 05:00.0\n",
 	  "modprobe", 1, "",
 	  "FILE:2: unknown keyword \"reserv\", expected \"reserve\"\n"
-	  "FILE:3: invalid match \"10de:233\", expected DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS\n"
+	  "FILE:3: invalid match \"10de:233\", " MATCH_FORMS "\n"
 	  "FILE:4: driver nouveau is not a VFIO driver\n"
 	  "FILE:5: a rule for 0000:01:00.0 is already on line 1\n"
 	  "FILE:6: unexpected argument \"bogus\"\n" },
