@@ -250,3 +250,174 @@ wait_subscribed() {	# PID GID
 	done
 	return 1
 }
+
+# -------------------------------------------------------- reservation --
+
+# Reservation rules, device states and the monitor through the selftests'
+# own client, gpuctl-nl, with sysfs as the reference. The caller provides
+# TMP, a scratch directory; RULES holds the ids of the rules it made (for
+# nl_rules_cleanup), MON_PID the gpuctl-nl monitor recording into $TMP/mon.
+
+pci_driver_of() {	# ADDR: its driver per sysfs, empty when none
+	local l
+
+	l=$(readlink "/sys/bus/pci/devices/$1/driver") || return 0
+	echo "${l##*/}"
+}
+
+pci_override_of() {	# ADDR: its driver_override, empty when cleared
+	local o
+
+	o=$(<"/sys/bus/pci/devices/$1/driver_override")
+	[ "$o" = "(null)" ] || echo "$o"
+}
+
+expect_pci_driver() {	# ADDR DRIVER [SECONDS]: "" = no driver
+	if ! wait_for "${3:-15}" _driver_is "$1" "$2"; then
+		echo "$1 is on '$(pci_driver_of "$1")', want '$2'"
+		return 1
+	fi
+	echo "$1 on '$2'"
+}
+
+expect_pci_override() {	# ADDR OVERRIDE
+	local o
+
+	o=$(pci_override_of "$1")
+	[ "$o" = "$2" ] && return 0
+	echo "$1 driver_override '$o', want '$2'"
+	return 1
+}
+
+# Every PCI function's driver and override, to show nothing changed.
+pci_snapshot() {
+	local d
+
+	for d in /sys/bus/pci/devices/*; do
+		echo "${d##*/} $(pci_driver_of "${d##*/}") $(pci_override_of "${d##*/}")"
+	done
+}
+
+# nl_rule_new ARGS...: gpuctl-nl rule-new; the reply goes to $TMP/rule and
+# the new id to RULE (and RULES, for nl_rules_cleanup).
+RULE=
+RULES=()
+MON_PID=
+nl_rule_new() {
+	RULE=
+	gpuctl-nl rule-new "$@" >"$TMP/rule" 2>"$TMP/err" || {
+		cat "$TMP/rule" "$TMP/err"
+		return 1
+	}
+	cat "$TMP/rule"
+	RULE=$(sed -n 's/^rule id=\([0-9]*\) .*/\1/p' "$TMP/rule")
+	[ -n "$RULE" ] || return 1
+	RULES+=("$RULE")
+}
+
+# Deletes every rule still in RULES, for a test's cleanup.
+nl_rules_cleanup() {
+	local id
+
+	for id in "${RULES[@]}"; do
+		gpuctl-nl rule-del id "$id" >/dev/null 2>&1
+	done
+	RULES=()
+}
+
+nl_rule_del() {	# ID
+	local id=$1 r keep=()
+
+	gpuctl-nl rule-del id "$id" 2>"$TMP/err" || { cat "$TMP/err"; return 1; }
+	for r in "${RULES[@]}"; do
+		[ "$r" = "$id" ] || keep+=("$r")
+	done
+	RULES=("${keep[@]}")
+}
+
+# nl_dev_has ADDR 'key=value'...: gpuctl-nl dev-get shows every pair.
+nl_dev_has() {
+	local a=$1 kv line
+	shift
+
+	line=$(gpuctl-nl dev-get "$a") || return 1
+	for kv in "$@"; do
+		case " $line " in
+		*" $kv "*) ;;
+		*) echo "$a: no $kv in: $line"; return 1 ;;
+		esac
+	done
+}
+
+# nl_dev_lacks ADDR 'key=value': gpuctl-nl dev-get does not show the pair.
+nl_dev_lacks() {
+	local line
+
+	line=$(gpuctl-nl dev-get "$1") || return 1
+	case " $line " in
+	*" $2 "*) echo "$1: $2 in: $line"; return 1 ;;
+	esac
+}
+
+nl_dev_reason() {	# ADDR: its state_reason, the rest of the line
+	gpuctl-nl dev-get "$1" | sed -n 's/.* state_reason=//p'
+}
+
+nl_rule_lists() {	# ADDR: the last rule reply lists ADDR
+	grep -q -E "devices=([^ ]*,)?$1(,| |$)" "$TMP/rule"
+}
+
+nl_rule_has_dev() {	# ADDR: the same, saying so when not
+	nl_rule_lists "$1" || { echo "rule does not list $1"; return 1; }
+}
+
+pci_group_of() {	# ADDR: its IOMMU group number
+	local g
+
+	g=$(readlink "/sys/bus/pci/devices/$1/iommu_group") || return 1
+	echo "${g##*/}"
+}
+
+nlmon_start() {
+	gpuctl-nl monitor >"$TMP/mon" 2>"$TMP/mon.err" &
+	MON_PID=$!
+	wait_subscribed "$MON_PID" "$(monitor_group_id)" && return 0
+	kill "$MON_PID"
+	MON_PID=
+	return 1
+}
+
+nlmon_stop() {
+	[ -n "$MON_PID" ] || return 0
+	kill "$MON_PID"
+	wait "$MON_PID" 2>/dev/null
+	MON_PID=
+}
+
+# Events are looked for after the mark each stage sets when it starts, so
+# an earlier stage's event cannot stand in for this one's.
+MARK=0
+nlmon_mark() {
+	MARK=$(wc -l <"$TMP/mon")
+}
+
+nlmon_since_mark() {
+	tail -n +$((MARK + 1)) "$TMP/mon"
+}
+
+# nlmon_wait REGEX: a monitor line after the mark matches (grep -E), 20 s.
+nlmon_wait() {
+	local _
+
+	for _ in $(seq 100); do
+		nlmon_since_mark | grep -q -E "$1" && return 0
+		sleep 0.2
+	done
+	echo "no event matching '$1' since line $MARK; got:"
+	nlmon_since_mark
+	return 1
+}
+
+nlmon_action() {	# ADDR ACTION
+	nlmon_wait "^dev-change-ntf address=$1 .*action=$2( |\$)"
+}
