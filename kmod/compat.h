@@ -41,9 +41,10 @@
  * the device lock held, which rules out the (UN)BOUND notifier events.
  */
 #ifdef GPUCTL_HAVE_DEVICE_DRIVER_OVERRIDE
+/* NULL clears; the setter itself wants "" for that. */
 static inline int gpuctl_set_override(struct pci_dev *pdev, const char *name)
 {
-	return device_set_driver_override(&pdev->dev, name);
+	return device_set_driver_override(&pdev->dev, name ?: "");
 }
 
 /* The accessors only compare with a driver; the name is read the same way. */

@@ -86,7 +86,7 @@ int gpuctl_match_parse(const char *s, struct gpuctl_match *m, const char **why)
 		return 0;
 	}
 
-	*why = "malformed match, expected DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS";
+	*why = "expected DDDD:BB:DD.F, VVVV:DDDD, VVVV:* or VVVV:DDDD:SSSS:SSSS";
 	if (len < 6 || s[4] != ':' || gpuctl_parse_hex(s, 4, &v[0]))
 		return -EINVAL;
 
