@@ -12,11 +12,15 @@
 # from the console once udev settled (initramfs/scripts/gpuctl-selftest).
 # Prints KTAP; exits 0 when every case passed.
 #
-# Cases (each booted --boots times, "plain" once):
-#   plain     no reservation: every stand-in on its own driver
-#   modprobe  selftests/boot/gpuctl.conf baked in by the gpuctl hook as
-#             "options gpuctl reserve=..." (gpuctl apply FILE modprobe)
-#   cmdline   the plain image, gpuctl.reserve= on the kernel command line
+# Cases (each booted --boots times, "plain" and "modules-list" once):
+#   plain         no reservation: every stand-in on its own driver
+#   modprobe      selftests/boot/gpuctl.conf baked in by the gpuctl hook as
+#                 "options gpuctl reserve=..." (gpuctl apply FILE modprobe)
+#   cmdline       the plain image, gpuctl.reserve= on the kernel command line
+#   modules-list  the control: gpuctl.reserve= on the command line, but an
+#                 image without the softdeps that loads gpuctl from its
+#                 modules list; the host drivers win, as they do on a host
+#                 set up that way, so the reserved GPUs stay on them
 
 set -uo pipefail
 
@@ -29,7 +33,7 @@ me=selftests/boot/run.sh
 
 usage() {
 	cat <<EOF
-usage: $me --kernel REL [--boots N] [--cases "plain modprobe cmdline"]
+usage: $me --kernel REL [--boots N] [--cases "$cases"]
 
 Outputs (images, console logs) go to build/boot/REL/.
 EOF
@@ -37,7 +41,7 @@ EOF
 
 rel=
 boots=2
-cases="plain modprobe cmdline"
+cases="plain modprobe cmdline modules-list"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) rel=$2; shift 2 ;;
@@ -150,7 +154,9 @@ boot_once() {
 	for line in "${devices[@]}"; do
 		read -r addr qdev own role <<<"$line"
 		want=$own
-		[ "$case" != plain ] && [ "$role" = reserved ] && want=vfio-pci
+		case $case in
+		modprobe|cmdline) [ "$role" = reserved ] && want=vfio-pci ;;
+		esac
 		got=$(awk -v a="$addr" '$1 == "GPUCTL-PCI" && $2 == a { print $3 }' \
 			<<<"$report")
 		desc="$case boot $k: $addr $qdev on $want"
@@ -181,6 +187,7 @@ for c in $cases; do
 	plain) plan=$((plan + 3 + per_boot)) ;;
 	modprobe) plan=$((plan + 2 + boots * per_boot)) ;;
 	cmdline) plan=$((plan + boots * per_boot)) ;;
+	modules-list) plan=$((plan + 1 + per_boot)) ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
@@ -264,6 +271,18 @@ case " $cases " in
 	for k in $(seq "$boots"); do
 		boot_once cmdline "$k" "$out/plain.img" " gpuctl.reserve=$rules"
 	done
+	;;
+esac
+
+case " $cases " in
+*" modules-list "*)
+	t0=$SECONDS
+	build_image modules-list GPUCTL_CONF=/nonexistent GPUCTL_TEST_MODULES_LIST=1
+	rc=$?
+	echo "# modules-list image: mkinitramfs exit $rc in $((SECONDS - t0)) s"
+	[ $rc = 0 ] || sed 's/^/# /' "$out/modules-list.mkinitramfs.log"
+	result $rc "modules-list image built without the softdeps"
+	boot_once modules-list 1 "$out/modules-list.img" " gpuctl.reserve=$rules"
 	;;
 esac
 
