@@ -236,7 +236,8 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 	strscpy(tmpl->driver, "vfio-pci", sizeof(tmpl->driver));
 	if (driver) {
 		if (gpuctl_rule_check_driver(nla_data(driver), &why)) {
-			GPUCTL_SET_ERR_MSG_FMT(info->extack, driver, "%s", why);
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, driver, "%s: %s",
+					       (char *)nla_data(driver), why);
 			return -EINVAL;
 		}
 		strscpy(tmpl->driver, nla_data(driver), sizeof(tmpl->driver));

@@ -179,7 +179,7 @@ bool gpuctl_match_pdev(const struct gpuctl_match *m, const struct pci_dev *pdev)
 /**
  * gpuctl_rule_check_driver() - whether a driver may be a rule's target
  * @name: the driver name
- * @why: out: on error, a message for the operator
+ * @why: out: on error, a message for the operator, to follow the name
  *
  * Only drivers that leave DMA to userspace keep a GPU away from the host:
  * vfio-pci, its variants (their names all contain "vfio") and pci-stub.
@@ -192,17 +192,17 @@ int gpuctl_rule_check_driver(const char *name, const char **why)
 	const char *c;
 
 	if (!*name || strlen(name) >= GPUCTL_DRIVER_NAME_LEN) {
-		*why = "driver name empty or too long";
+		*why = "empty or too long";
 		return -EINVAL;
 	}
 	for (c = name; *c; c++) {
 		if (!isalnum(*c) && *c != '-' && *c != '_') {
-			*why = "driver name may hold only letters, digits, '-' and '_'";
+			*why = "only letters, digits, - and _ allowed";
 			return -EINVAL;
 		}
 	}
 	if (!strstr(name, "vfio") && strcmp(name, "pci-stub")) {
-		*why = "not a VFIO driver: expected vfio-pci, a vfio-pci variant or pci-stub";
+		*why = "not vfio-pci, a vfio variant or pci-stub";
 		return -EINVAL;
 	}
 	return 0;
