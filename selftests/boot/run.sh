@@ -130,7 +130,7 @@ boot_once() {
 	secs=$((SECONDS - t0))
 	echo "# $case boot $k: $secs s, run.sh exit $rc"
 	report=$(tr -d '\r' <"$log" 2>/dev/null |
-		 sed -n '/^GPUCTL-PCI-BEGIN$/,/^GPUCTL-PCI-END$/p')
+		 sed -n '/GPUCTL-PCI-BEGIN$/,/^GPUCTL-PCI-END$/p')
 	dirty=$(tr -d '\r' <"$log" 2>/dev/null |
 		grep -E '^(<[0-9]+>)?\[ *[0-9]+\.[0-9]+\]' | grep -E "$bad" | head -n 5)
 	# run.sh fails a clean log only when the guest did not power off.
