@@ -21,8 +21,9 @@
  * The worker and the family go first, then the parameter's rules, and the
  * notifier last: every notification is sent on a registered family, and
  * the load-time scan already applies the rules. Exit undoes them in
- * reverse: nothing kicks the worker once the notifier and the family are
- * gone, and the tables are freed last.
+ * reverse, except that the worker stops before the family goes (it sends
+ * notifications) and its queue is freed once no request can kick it; the
+ * tables are freed last.
  */
 static int __init gpuctl_mod_init(void)
 {
@@ -48,6 +49,7 @@ static int __init gpuctl_mod_init(void)
 	return 0;
 
 err_netlink_exit:
+	gpuctl_reserve_stop();
 	gpuctl_netlink_exit();
 err_reserve_exit:
 	gpuctl_reserve_exit();
@@ -58,6 +60,7 @@ err_reserve_exit:
 static void __exit gpuctl_mod_exit(void)
 {
 	gpuctl_inventory_stop();
+	gpuctl_reserve_stop();
 	gpuctl_netlink_exit();
 	gpuctl_reserve_exit();
 	gpuctl_inventory_flush();

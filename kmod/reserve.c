@@ -42,6 +42,13 @@
 /* A hot-added device the PCI core does not let drivers match yet. */
 #define GPUCTL_RESERVE_RETRY (HZ / 10)
 
+/*
+ * How long a device that left its driver waits before it is put back. A
+ * hot-removed device is unbound (pci_stop_dev()) a moment before it is
+ * deleted; binding it again in between would only be undone.
+ */
+#define GPUCTL_RESERVE_SETTLE (HZ / 20)
+
 static struct workqueue_struct *gpuctl_reserve_wq;
 static void gpuctl_reserve_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(gpuctl_reserve_work, gpuctl_reserve_work_fn);
@@ -53,6 +60,9 @@ static DECLARE_DELAYED_WORK(gpuctl_reserve_work, gpuctl_reserve_work_fn);
 static unsigned long gpuctl_reserve_asked;
 static unsigned long gpuctl_reserve_done;
 static DECLARE_WAIT_QUEUE_HEAD(gpuctl_reserve_done_wq);
+
+/* Set under gpuctl_lock at unload: nothing queues the worker any more. */
+static bool gpuctl_reserve_stopped;
 
 /**
  * struct gpuctl_enforce - what the worker does to one device, unlocked
@@ -99,8 +109,19 @@ static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
 unsigned long gpuctl_reserve_kick(void)
 {
 	lockdep_assert_held(&gpuctl_lock);
-	mod_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work, 0);
+	if (!gpuctl_reserve_stopped)
+		mod_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work, 0);
 	return ++gpuctl_reserve_asked;
+}
+
+/* Like gpuctl_reserve_kick(), for a bus event: let the event settle. */
+static void gpuctl_reserve_kick_later(void)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	if (!gpuctl_reserve_stopped)
+		queue_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work,
+				   GPUCTL_RESERVE_SETTLE);
+	++gpuctl_reserve_asked;
 }
 
 /**
@@ -111,12 +132,14 @@ unsigned long gpuctl_reserve_kick(void)
  * long to let go of a device; the work goes on regardless.
  *
  * Context: process context; no gpuctl lock held.
- * Return: true when the worker finished a pass that started after the kick.
+ * Return: true when the worker finished a pass that started after the kick,
+ * or gpuctl is being unloaded.
  */
 bool gpuctl_reserve_wait(unsigned long ticket)
 {
 	return wait_event_interruptible_timeout(gpuctl_reserve_done_wq,
-		(long)(READ_ONCE(gpuctl_reserve_done) - ticket) >= 0,
+		(long)(READ_ONCE(gpuctl_reserve_done) - ticket) >= 0 ||
+		READ_ONCE(gpuctl_reserve_stopped),
 		GPUCTL_RESERVE_WAIT) > 0;
 }
 
@@ -240,7 +263,7 @@ void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
 		dev->blocked[0] = '\0';
 	} else if (!dev->driver[0] || dev->claimed) {
 		dev->pending = true;
-		gpuctl_reserve_kick();
+		gpuctl_reserve_kick_later();
 	}
 	gpuctl_reserve_update_state(dev);
 }
@@ -468,12 +491,12 @@ static void gpuctl_reserve_work_fn(struct work_struct *work)
 		key++;
 	}
 	WRITE_ONCE(gpuctl_reserve_done, pass);
+	if (again && !gpuctl_reserve_stopped)
+		queue_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work,
+				   GPUCTL_RESERVE_RETRY);
 	mutex_unlock(&gpuctl_lock);
 
 	wake_up_all(&gpuctl_reserve_done_wq);
-	if (again)
-		queue_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work,
-				   GPUCTL_RESERVE_RETRY);
 }
 
 /**
@@ -540,16 +563,33 @@ int gpuctl_reserve_init(void)
 }
 
 /**
- * gpuctl_reserve_exit() - stop the enforcement worker
+ * gpuctl_reserve_stop() - stop the enforcement worker
  *
  * Devices stay where they are, driver_override included: a reserved GPU
- * must not fall to a host driver because gpuctl is being upgraded.
+ * must not fall to a host driver because gpuctl is being upgraded. Runs
+ * before the netlink family goes, so the worker never notifies on an
+ * unregistered family, and wakes rule-new and rule-del callers still
+ * waiting, so unregistering the family does not wait for them.
  *
- * Context: module exit, after the bus notifier and the netlink family are
- * gone, so nothing kicks the worker any more.
+ * Context: module exit, after the bus notifier is gone; takes gpuctl_lock.
+ */
+void gpuctl_reserve_stop(void)
+{
+	mutex_lock(&gpuctl_lock);
+	WRITE_ONCE(gpuctl_reserve_stopped, true);
+	mutex_unlock(&gpuctl_lock);
+
+	cancel_delayed_work_sync(&gpuctl_reserve_work);
+	wake_up_all(&gpuctl_reserve_done_wq);
+}
+
+/**
+ * gpuctl_reserve_exit() - free the worker's queue
+ *
+ * Context: module exit, after gpuctl_reserve_stop() and once no netlink
+ * handler can run.
  */
 void gpuctl_reserve_exit(void)
 {
-	cancel_delayed_work_sync(&gpuctl_reserve_work);
 	destroy_workqueue(gpuctl_reserve_wq);
 }

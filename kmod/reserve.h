@@ -18,6 +18,7 @@ unsigned long gpuctl_reserve_kick(void);
 bool gpuctl_reserve_wait(unsigned long ticket);
 bool gpuctl_reserve_vfio_busy(const struct gpuctl_dev *dev);
 int gpuctl_reserve_init(void);
+void gpuctl_reserve_stop(void);
 void gpuctl_reserve_exit(void);
 
 #endif /* _GPUCTL_RESERVE_H */
