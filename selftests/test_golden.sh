@@ -3,11 +3,15 @@
 # topology: full
 #
 # Golden notifications. The kernel's YNL CLI, subscribed to "monitor",
-# records a fixed scenario (unbind and bind the first bochs GPU, remove
-# the HDA companion); the capture, normalised with jq, must equal
-# selftests/json/rebind-remove.json. gpuctl -j monitor records the
-# same scenario and must agree with the CLI. The golden file holds the
-# expected events for the "full" topology, checked by hand; with
+# records fixed scenarios; each capture, normalised with jq, must equal
+# selftests/json/NAME.json:
+#   rebind-remove    unbind and bind the first bochs GPU, remove the HDA
+#                    companion;
+#   reserve-release  a rule for the GPU no driver binds (05:00.0) binds it
+#                    to vfio-pci, its deletion releases it.
+# gpuctl -j monitor records the same scenarios and must agree with the
+# CLI. The golden files hold the expected events for the "full" topology,
+# checked by hand; with
 # GPUCTL_GOLDEN_UPDATE=1 the capture is also written to $GPUCTL_OUT, to
 # review when the topology or the ABI changes.
 
@@ -45,30 +49,42 @@ trap cleanup EXIT
 
 # Normalised events: the notification name and every attribute that is
 # the same on every run of the topology. The IOMMU group number is the
-# only one that the IOMMU core picks; it is kept as "present".
+# only one that the IOMMU core picks, rule ids depend on the rules made
+# before; both are kept as "present".
 # shellcheck disable=SC2016 # jq code, not shell
 JQ_NORM='def hex($w): [recurse(if . >= 16 then ./16 | floor else empty end) | . % 16] |
 		map("0123456789abcdef"[.:. + 1]) | reverse | join("") |
 		if length < $w then ("0" * ($w - length)) + . else . end;
 	map({name, msg: (.msg |
 		if has("iommu-group") then .["iommu-group"] = "present" else . end |
+		if has("rule") then .rule = "present" else . end |
+		if has("match") then .id = "present" else
 		.["vendor-id"] |= hex(4) | .["device-id"] |= hex(4) |
 		.["subsystem-vendor-id"] |= hex(4) |
 		.["subsystem-device-id"] |= hex(4) |
-		.class |= hex(6) | .revision |= hex(2))})'
+		.class |= hex(6) | .revision |= hex(2) end)})'
 
-# gpuctl's monitor lines in the CLI's shape.
+# gpuctl's monitor lines in the CLI's shape: rules with their lists under
+# the attribute's name and flags present only when set, devices with
+# reserved as a number.
 # shellcheck disable=SC2016 # jq code, not shell
 JQ_TOOL='def hexnum: if type == "number" then . else
 	ltrimstr("0x") | ascii_downcase | explode |
 	reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end)) end;
-	map({name, msg: (.msg | del(.vendor, .device) |
+	def rule: {id, match, driver, source} +
+		(if .force then {force: true} else {} end) +
+		(if .take then {take: true} else {} end) +
+		(if (.devices // []) == [] then {} else {device: .devices} end) +
+		(if (.warnings // []) == [] then {} else {warning: .warnings} end);
+	map(if (.name | startswith("rule-")) then {name, msg: (.msg | rule)} else
+	    {name, msg: (.msg | del(.vendor, .device) |
 		with_entries(.key |= gsub("_"; "-")) |
 		with_entries(select(.value != null)) |
+		.reserved |= (if type == "boolean" then (if . then 1 else 0 end) else . end) |
 		.["vendor-id"] |= hexnum | .["device-id"] |= hexnum |
 		.["subsystem-vendor-id"] |= hexnum |
 		.["subsystem-device-id"] |= hexnum |
-		.class |= hexnum | .revision |= hexnum)})'
+		.class |= hexnum | .revision |= hexnum)} end)'
 
 find_by_driver() {	# DRIVER: the first device bound to it
 	local d
@@ -182,20 +198,42 @@ scenario_rebind_remove() {
 	scenario_rebind_bochs && scenario_remove_hda
 }
 
+# The scenario of json/reserve-release.json, through gpuctl-nl. Both
+# requests return once gpuctl acted, so the events are all sent by then.
+FREE_GPU=0000:05:00.0
+scenario_reserve_release() {
+	local id
+
+	[ -z "$(readlink "$SYS_PCI/$FREE_GPU/driver")" ] || return 1
+	gpuctl-nl rule-new "$FREE_GPU" >"$TMP/rule" || return 1
+	id=$(sed -n 's/^rule id=\([0-9]*\) .*/\1/p' "$TMP/rule")
+	RESTORE+=("gpuctl-nl rule-del id $id")
+	wait_for_driver 15 "$FREE_GPU" vfio-pci || return 1
+	gpuctl-nl rule-del id "$id" || return 1
+	wait_for 15 test ! -e "$SYS_PCI/$FREE_GPU/driver"
+}
+
+run_golden() {	# NAME SCENARIO
+	local name=$1
+
+	if ktap_run_stage "$name: scenario captured by YNL CLI and gpuctl" \
+		capture "$name" "$2"; then
+		ktap_run_stage "$name: YNL capture equals json/$name.json" \
+			check_golden "$name"
+		ktap_run_stage "$name: gpuctl -j monitor agrees with YNL" check_agree "$name"
+	else
+		ktap_fail "$name: YNL capture equals json/$name.json"
+		ktap_fail "$name: gpuctl -j monitor agrees with YNL"
+	fi
+}
+
 ktap_header
-ktap_plan 4
+ktap_plan 7
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
-name=rebind-remove
-if ktap_run_stage "$name: scenario captured by YNL CLI and gpuctl" \
-	capture "$name" scenario_rebind_remove; then
-	ktap_run_stage "$name: YNL capture equals json/$name.json" check_golden "$name"
-	ktap_run_stage "$name: gpuctl -j monitor agrees with YNL" check_agree "$name"
-else
-	ktap_fail "$name: YNL capture equals json/$name.json"
-	ktap_fail "$name: gpuctl -j monitor agrees with YNL"
-fi
+run_golden rebind-remove scenario_rebind_remove
 ktap_run_stage "rescanned HDA tracked iff back in its GPU's IOMMU group" check_rescan_hda
+run_golden reserve-release scenario_reserve_release
 
 gpuctl_unload
 ktap_finished
