@@ -61,7 +61,7 @@ check_eperm() {
 	diff -u "$TMP/rules.before" "$TMP/rules.after" || rc=1
 	pci_snapshot | diff -u "$TMP/pci.before" - || rc=1
 	nl_rule_del "$RULE" || rc=1
-	return $rc
+	return "$rc"
 }
 
 check_held() {
@@ -167,7 +167,7 @@ check_busy() {
 	kill "$VFIO_PID"
 	wait "$VFIO_PID"
 	VFIO_PID=
-	[ $rc = 0 ] || return 1
+	[ "$rc" = 0 ] || return 1
 	# the VM is gone: the rule goes
 	nlmon_mark
 	nl_rule_del "$RULE" || return 1
