@@ -65,7 +65,7 @@ check_blocked() {
 	line=$(gpuctl-nl dev-get "$GPU") || return 1
 	echo "$line"
 	case $line in
-	*" reserved=1 "*" state=blocked "*" state_reason="?*) ;;
+	*" reserved=1 "*"state=blocked "*"state_reason="?*) ;;
 	*) echo "$GPU not reported blocked with a reason"; return 1 ;;
 	esac
 }
