@@ -32,9 +32,11 @@ static bool gpuctl_nl_rule_warning(const struct gpuctl_rule *rule,
 
 	switch (dev->state) {
 	case GPUCTL_DEV_STATE_HELD:
-		snprintf(buf, GPUCTL_WARNING_LEN,
-			 "%s is held by %s (add take to take it over)",
-			 pci_name(dev->pdev), dev->driver);
+		/* A rule with take is announced before the worker took it. */
+		snprintf(buf, GPUCTL_WARNING_LEN, "%s is held by %s%s",
+			 pci_name(dev->pdev), dev->driver,
+			 rule->take ? ", being taken" :
+			 " (add take to take it over)");
 		return true;
 	case GPUCTL_DEV_STATE_BLOCKED:
 		snprintf(buf, GPUCTL_WARNING_LEN, "%s is blocked: %s",
