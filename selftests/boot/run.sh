@@ -185,7 +185,7 @@ plan=0
 for c in $cases; do
 	case $c in
 	plain) plan=$((plan + 3 + per_boot)) ;;
-	modprobe) plan=$((plan + 2 + boots * per_boot)) ;;
+	modprobe) plan=$((plan + 3 + boots * per_boot)) ;;
 	cmdline) plan=$((plan + boots * per_boot)) ;;
 	modules-list) plan=$((plan + 1 + per_boot)) ;;
 	*) usage >&2; exit 2 ;;
@@ -260,6 +260,14 @@ case " $cases " in
 		echo "# gpuctl-reserve.conf: '$got'"
 		result 1 "modprobe image: gpuctl-reserve.conf is '$options_line'"
 	fi
+	# A configuration the tool rejects stops the build, naming the line.
+	build_image modprobe-bad GPUCTL_CONF="$here/gpuctl-bad.conf" GPUCTL_BIN="$tool"
+	rc=$?
+	r=1
+	[ $rc != 0 ] && grep -q '^E: gpuctl: ' "$out/modprobe-bad.mkinitramfs.log" &&
+		grep -q 'gpuctl-bad.conf:3:' "$out/modprobe-bad.mkinitramfs.log" && r=0
+	[ $r = 0 ] || sed 's/^/# /' "$out/modprobe-bad.mkinitramfs.log"
+	result $r "mkinitramfs fails on a gpuctl.conf the tool rejects (exit $rc)"
 	for k in $(seq "$boots"); do
 		boot_once modprobe "$k" "$out/modprobe.img" ""
 	done
