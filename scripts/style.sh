@@ -21,5 +21,12 @@ if command -v shellcheck >/dev/null; then
 		done)
 	# shellcheck disable=SC2086
 	[ -z "$files" ] || shellcheck -x -e SC1091 -s bash $files || rc=1
+	# POSIX sh run by initramfs-tools (klibc or busybox sh), not bash.
+	sh_files=$(git ls-files packaging/initramfs-tools/ selftests/boot/initramfs/hooks/ \
+		selftests/boot/initramfs/scripts/ | while read -r f; do
+			[ -f "$f" ] && [ ! -L "$f" ] && echo "$f"
+		done)
+	# shellcheck disable=SC2086
+	[ -z "$sh_files" ] || shellcheck -e SC1091 -s sh $sh_files || rc=1
 fi
 exit $rc
