@@ -121,14 +121,24 @@ for t in $c_tests_early $c_tests_late; do
 		plan=$((plan + 1))
 	fi
 done
+# Shell tests that change the topology for the rest of the boot go last:
+# test_golden.sh removes and rescans the HDA 07:00.1, which comes back in
+# an IOMMU group of its own, no longer its GPU's companion.
+shell_late="test_golden.sh"
 shell_tests=
+late_tests=
 for f in "$dir"/test_*.sh; do
 	if [ ! -f "$f" ] || ! wanted "$(basename "$f")"; then
 		continue
 	fi
-	shell_tests="$shell_tests $f"
+	if listed "$shell_late" "$(basename "$f")"; then
+		late_tests="$late_tests $f"
+	else
+		shell_tests="$shell_tests $f"
+	fi
 	plan=$((plan + 1))
 done
+shell_tests="$shell_tests$late_tests"
 
 echo "TAP version 13"
 echo "# gpuctl selftests: kernel $(uname -r), topology $topo"
