@@ -3,7 +3,11 @@
  * Copyright (C) 2026 The gpuctl authors.
  *
  * gpuctl-nl: the selftests' own command-line client, for shell tests. One
- * line per object, "KIND key=value ...", absent attributes left out.
+ * line per object, "KIND key=value ...", absent attributes and flags left
+ * out; a value with spaces (state_reason, reason, warning) ends the line.
+ * The monitor prints each notification under its name, device and rule
+ * notifications in the dev and rule forms. Errors go to stderr as
+ * "error: STRERROR (errno N): EXTACK [bad attribute NAME]".
  * Exit status: 0 success, 1 usage, 2 netlink or kernel error, 3 monitor
  * timeout before --count events.
  */
