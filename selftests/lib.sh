@@ -315,11 +315,14 @@ nl_rule_new() {
 	RULES+=("$RULE")
 }
 
-# Deletes every rule still in RULES, for a test's cleanup.
+# Deletes every rule, for a test's cleanup: those in RULES and any other a
+# failed stage left (a rule from the module parameter, say), so that the
+# next test starts from devices on their host drivers.
 nl_rules_cleanup() {
 	local id
 
-	for id in "${RULES[@]}"; do
+	for id in "${RULES[@]}" $(gpuctl-nl rule-dump 2>/dev/null |
+				  sed -n 's/^rule id=\([0-9]*\) .*/\1/p'); do
 		gpuctl-nl rule-del id "$id" >/dev/null 2>&1
 	done
 	RULES=()
