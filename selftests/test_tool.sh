@@ -151,7 +151,8 @@ sysfs_model() {
 		 numa_node: (.[9] | tonumber), pci_root: .[10],
 		 sriov_totalvfs: (.[11] | tonumber),
 		 sriov_numvfs: (.[12] | tonumber),
-		 physfn: (.[13] | opt), role: .[14]}'
+		 physfn: (.[13] | opt), role: .[14],
+		 reserved: false, state: "free", rule: null}'
 }
 
 # The tool's device objects without the names it looks up in pci.ids,
