@@ -186,11 +186,8 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 		file = args_next(a);
 	if (apply_mode_word(args_peek(a), &mode))
 		args_next(a);
-	if (!args_end(a)) {
-		fprintf(stderr, "gpuctl: apply: unexpected argument \"%s\"\n",
-			args_peek(a));
+	if (!args_done(a, "apply"))
 		return EXIT_USAGE;
-	}
 	if (g->dry_run)
 		return EXIT_OK;
 

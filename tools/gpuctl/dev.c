@@ -492,11 +492,8 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
 			return EXIT_USAGE;
 		}
 	}
-	if (!args_end(a)) {
-		fprintf(stderr, "gpuctl: dev show: unexpected argument \"%s\"\n",
-			args_peek(a));
+	if (!args_done(a, "dev show"))
 		return EXIT_USAGE;
-	}
 	if (g->dry_run)
 		return EXIT_OK;
 
@@ -530,17 +527,10 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
  */
 int cmd_dev(struct gpuctl *g, struct args *a)
 {
-	const char *cmd;
+	static const struct cmd_entry cmds[] = {
+		{ "show", cmd_dev_show },
+	};
 
-	cmd = args_next(a);
-	if (!cmd || !strcmp(cmd, "show"))
-		return cmd_dev_show(g, a);
-	if (!strcmp(cmd, "help")) {
-		dev_help(stdout);
-		return EXIT_OK;
-	}
-	fprintf(stderr,
-		"gpuctl: dev: unknown command \"%s\", try \"gpuctl dev help\"\n",
-		cmd);
-	return EXIT_USAGE;
+	return cmd_dispatch(g, a, "dev", cmds, ARRAY_SIZE(cmds),
+			    dev_help);
 }

@@ -76,6 +76,55 @@ int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl)
 	return EXIT_OK;
 }
 
+/**
+ * cmd_dispatch() - run the command an object's first word names
+ * @g: the tool's state
+ * @a: the words after the object
+ * @object: the object's name, for messages
+ * @cmds: its commands; the first one runs when no word is left
+ * @n: number of @cmds
+ * @help: prints the object's help
+ *
+ * Return: the exit code.
+ */
+int cmd_dispatch(struct gpuctl *g, struct args *a, const char *object,
+		 const struct cmd_entry *cmds, size_t n, void (*help)(FILE *fp))
+{
+	const char *word = args_next(a);
+	size_t i;
+
+	if (!word)
+		return cmds[0].fn(g, a);
+	if (!strcmp(word, "help")) {
+		help(stdout);
+		return EXIT_OK;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcmp(word, cmds[i].name))
+			return cmds[i].fn(g, a);
+
+	fprintf(stderr,
+		"gpuctl: %s: unknown command \"%s\", try \"gpuctl %s help\"\n",
+		object, word, object);
+	return EXIT_USAGE;
+}
+
+/**
+ * args_done() - check that a command used every word
+ * @a: the words left
+ * @cmd: the command, for the message ("dev show")
+ *
+ * Return: true when none is left; otherwise says which one is unexpected.
+ */
+bool args_done(const struct args *a, const char *cmd)
+{
+	if (args_end(a))
+		return true;
+	fprintf(stderr, "gpuctl: %s: unexpected argument \"%s\"\n", cmd,
+		args_peek(a));
+	return false;
+}
+
 static int dispatch(struct gpuctl *g, struct args *a)
 {
 	const char *obj;

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "nl.h"
 #include "rule.h"
@@ -30,6 +31,16 @@ struct gpuctl {
 
 int gpuctl_run(int argc, char **argv, bool dry_run);
 int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl);
+
+/* One command of an object ("show", "add"); the first is the default. */
+struct cmd_entry {
+	const char *name;
+	int (*fn)(struct gpuctl *g, struct args *a);
+};
+
+int cmd_dispatch(struct gpuctl *g, struct args *a, const char *object,
+		 const struct cmd_entry *cmds, size_t n, void (*help)(FILE *fp));
+bool args_done(const struct args *a, const char *cmd);
 
 int cmd_dev(struct gpuctl *g, struct args *a);
 int cmd_group(struct gpuctl *g, struct args *a);

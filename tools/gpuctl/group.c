@@ -158,12 +158,8 @@ static int cmd_group_show(struct gpuctl *g, struct args *a)
 		}
 		one = true;
 	}
-	if (!args_end(a)) {
-		fprintf(stderr,
-			"gpuctl: group show: unexpected argument \"%s\"\n",
-			args_peek(a));
+	if (!args_done(a, "group show"))
 		return EXIT_USAGE;
-	}
 	if (g->dry_run)
 		return EXIT_OK;
 
@@ -195,17 +191,10 @@ static int cmd_group_show(struct gpuctl *g, struct args *a)
  */
 int cmd_group(struct gpuctl *g, struct args *a)
 {
-	const char *cmd;
+	static const struct cmd_entry cmds[] = {
+		{ "show", cmd_group_show },
+	};
 
-	cmd = args_next(a);
-	if (!cmd || !strcmp(cmd, "show"))
-		return cmd_group_show(g, a);
-	if (!strcmp(cmd, "help")) {
-		group_help(stdout);
-		return EXIT_OK;
-	}
-	fprintf(stderr,
-		"gpuctl: group: unknown command \"%s\", try \"gpuctl group help\"\n",
-		cmd);
-	return EXIT_USAGE;
+	return cmd_dispatch(g, a, "group", cmds, ARRAY_SIZE(cmds),
+			    group_help);
 }

@@ -336,12 +336,8 @@ static int cmd_reserve_del(struct gpuctl *g, struct args *a)
 			arg);
 		return EXIT_USAGE;
 	}
-	if (!args_end(a)) {
-		fprintf(stderr,
-			"gpuctl: reserve del: unexpected argument \"%s\"\n",
-			args_peek(a));
+	if (!args_done(a, "reserve del"))
 		return EXIT_USAGE;
-	}
 	if (g->dry_run)
 		return EXIT_OK;
 
@@ -379,12 +375,8 @@ static int cmd_reserve_show(struct gpuctl *g, struct args *a)
 		}
 		one = true;
 	}
-	if (!args_end(a)) {
-		fprintf(stderr,
-			"gpuctl: reserve show: unexpected argument \"%s\"\n",
-			args_peek(a));
+	if (!args_done(a, "reserve show"))
 		return EXIT_USAGE;
-	}
 	if (g->dry_run)
 		return EXIT_OK;
 
@@ -415,21 +407,12 @@ static int cmd_reserve_show(struct gpuctl *g, struct args *a)
  */
 int cmd_reserve(struct gpuctl *g, struct args *a)
 {
-	const char *cmd;
+	static const struct cmd_entry cmds[] = {
+		{ "show", cmd_reserve_show },
+		{ "add", cmd_reserve_add },
+		{ "del", cmd_reserve_del },
+	};
 
-	cmd = args_next(a);
-	if (!cmd || !strcmp(cmd, "show"))
-		return cmd_reserve_show(g, a);
-	if (!strcmp(cmd, "add"))
-		return cmd_reserve_add(g, a);
-	if (!strcmp(cmd, "del"))
-		return cmd_reserve_del(g, a);
-	if (!strcmp(cmd, "help")) {
-		reserve_help(stdout);
-		return EXIT_OK;
-	}
-	fprintf(stderr,
-		"gpuctl: reserve: unknown command \"%s\", try \"gpuctl reserve help\"\n",
-		cmd);
-	return EXIT_USAGE;
+	return cmd_dispatch(g, a, "reserve", cmds, ARRAY_SIZE(cmds),
+			    reserve_help);
 }
