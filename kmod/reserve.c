@@ -64,6 +64,14 @@ static DECLARE_WAIT_QUEUE_HEAD(gpuctl_reserve_done_wq);
 /* Set under gpuctl_lock at unload: nothing queues the worker any more. */
 static bool gpuctl_reserve_stopped;
 
+/*
+ * Held from checking a device's override to announcing that gpuctl set it,
+ * by the worker and by gpuctl_reserve_claim() alike, so that "claimed" is
+ * sent once, and before the device is bound. Taken outside gpuctl_lock;
+ * the 6.1 override setter takes the device lock inside it.
+ */
+static DEFINE_MUTEX(gpuctl_reserve_override_lock);
+
 /**
  * struct gpuctl_enforce - what the worker does to one device, unlocked
  * @pdev: the device, referenced
@@ -268,6 +276,40 @@ void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
 	gpuctl_reserve_update_state(dev);
 }
 
+/* Announce an action on a device that may have left the table meanwhile. */
+static void gpuctl_reserve_announce(struct pci_dev *pdev, unsigned long key,
+				    u32 action)
+{
+	struct gpuctl_dev *dev;
+
+	mutex_lock(&gpuctl_lock);
+	dev = gpuctl_inventory_find(key);
+	if (dev && dev->pdev == pdev && dev->rule)
+		gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, action);
+	mutex_unlock(&gpuctl_lock);
+}
+
+/*
+ * Give a device its override unless it has it. Returns 1 when it was set
+ * now, 0 when it was there, or a negative errno. A first override (not a
+ * lost one being restored) is announced as "claimed".
+ */
+static int gpuctl_reserve_set_override(struct pci_dev *pdev, unsigned long key,
+				       const char *target, bool restore)
+{
+	int ret = 0;
+
+	mutex_lock(&gpuctl_reserve_override_lock);
+	if (!gpuctl_override_is(pdev, target)) {
+		ret = gpuctl_set_override(pdev, target) ?: 1;
+		if (ret == 1 && !restore)
+			gpuctl_reserve_announce(pdev, key,
+						GPUCTL_DEV_ACTION_CLAIMED);
+	}
+	mutex_unlock(&gpuctl_reserve_override_lock);
+	return ret;
+}
+
 static void gpuctl_reserve_pdev_driver(struct pci_dev *pdev, char *buf)
 {
 	struct device_driver *drv;
@@ -329,22 +371,16 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	char drv[GPUCTL_DRIVER_NAME_LEN];
 	struct pci_dev *pdev = e->pdev;
 	u32 claim_action, action;
-	bool had_override;
 	int ret;
 
-	had_override = gpuctl_override_is(pdev, e->target);
-	if (!had_override) {
-		ret = gpuctl_set_override(pdev, e->target);
-		if (ret) {
-			snprintf(e->why, sizeof(e->why),
-				 "cannot set driver_override: %d", ret);
-			return GPUCTL_DEV_ACTION_BLOCKED;
-		}
+	ret = gpuctl_reserve_set_override(pdev, e->key, e->target, e->claimed);
+	if (ret < 0) {
+		snprintf(e->why, sizeof(e->why),
+			 "cannot set driver_override: %d", ret);
+		return GPUCTL_DEV_ACTION_BLOCKED;
 	}
-	/* An override that went missing is news; setting the first is not much. */
-	claim_action = had_override ? 0 :
-		       e->claimed ? GPUCTL_DEV_ACTION_RESTORED :
-		       GPUCTL_DEV_ACTION_CLAIMED;
+	/* A first override was announced; one that went missing is news. */
+	claim_action = ret && e->claimed ? GPUCTL_DEV_ACTION_RESTORED : 0;
 
 	gpuctl_reserve_pdev_driver(pdev, drv);
 	if (!strcmp(drv, e->target))
@@ -515,7 +551,6 @@ void gpuctl_reserve_claim(void)
 	struct gpuctl_dev *dev;
 	struct pci_dev *pdev;
 	unsigned long key = 0;
-	bool claimed;
 
 	for (;;) {
 		mutex_lock(&gpuctl_lock);
@@ -532,15 +567,8 @@ void gpuctl_reserve_claim(void)
 		strscpy(target, dev->target, sizeof(target));
 		mutex_unlock(&gpuctl_lock);
 
-		claimed = !gpuctl_override_is(pdev, target) &&
-			  !gpuctl_set_override(pdev, target);
-
-		mutex_lock(&gpuctl_lock);
-		dev = gpuctl_inventory_find(key);
-		if (claimed && dev && dev->pdev == pdev && dev->rule)
-			gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF,
-						  GPUCTL_DEV_ACTION_CLAIMED);
-		mutex_unlock(&gpuctl_lock);
+		if (gpuctl_reserve_set_override(pdev, key, target, false) < 0)
+			pci_warn(pdev, "cannot set driver_override\n");
 		pci_dev_put(pdev);
 		key++;
 	}
