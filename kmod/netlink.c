@@ -432,14 +432,43 @@ int gpuctl_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			      gpuctl_nl_group_fill_next);
 }
 
+/*
+ * A message for the "monitor" group with its header put, or NULL when
+ * nobody listens (nothing is built then) or memory is short. A failure only
+ * costs listeners an event; the tables are already updated.
+ */
+static struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&gpuctl_nl_family, &init_net,
+				GPUCTL_NLGRP_MONITOR))
+		return NULL;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return NULL;
+
+	*hdr = genlmsg_put(msg, 0, 0, &gpuctl_nl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr)
+{
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
+			  GFP_KERNEL);
+}
+
 /**
  * gpuctl_netlink_notify_dev() - announce a device on the "monitor" group
  * @dev: the device, still tracked (for a removal: not yet freed)
  * @cmd: GPUCTL_CMD_DEV_ADD_NTF, _DEL_NTF or _CHANGE_NTF
  * @action: enum gpuctl_dev_action value of what gpuctl did, or 0
- *
- * Nothing is built when nobody listens. A failure only costs listeners an
- * event; the inventory itself is already updated.
  *
  * Context: gpuctl_lock held; sleeps.
  */
@@ -451,32 +480,16 @@ void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd,
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	if (!genl_has_listeners(&gpuctl_nl_family, &init_net,
-				GPUCTL_NLGRP_MONITOR))
-		return;
-
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = gpuctl_nl_ntf_new(cmd, &hdr);
 	if (!msg)
 		return;
 
-	hdr = genlmsg_put(msg, 0, 0, &gpuctl_nl_family, 0, cmd);
-	if (!hdr)
-		goto err_free_msg;
-
-	if (gpuctl_nl_dev_fill(msg, dev))
-		goto err_cancel_msg;
-	if (action && nla_put_u32(msg, GPUCTL_A_DEV_ACTION, action))
-		goto err_cancel_msg;
-
-	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
-			  GFP_KERNEL);
-	return;
-
-err_cancel_msg:
-	genlmsg_cancel(msg, hdr);
-err_free_msg:
-	nlmsg_free(msg);
+	if (gpuctl_nl_dev_fill(msg, dev) ||
+	    (action && nla_put_u32(msg, GPUCTL_A_DEV_ACTION, action))) {
+		nlmsg_free(msg);
+		return;
+	}
+	gpuctl_nl_ntf_send(msg, hdr);
 }
 
 /**
@@ -493,23 +506,15 @@ void gpuctl_netlink_notify_rule(const struct gpuctl_rule *rule, u8 cmd)
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	if (!genl_has_listeners(&gpuctl_nl_family, &init_net,
-				GPUCTL_NLGRP_MONITOR))
-		return;
-
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = gpuctl_nl_ntf_new(cmd, &hdr);
 	if (!msg)
 		return;
 
-	hdr = genlmsg_put(msg, 0, 0, &gpuctl_nl_family, 0, cmd);
-	if (!hdr || gpuctl_nl_rule_fill(msg, rule)) {
+	if (gpuctl_nl_rule_fill(msg, rule)) {
 		nlmsg_free(msg);
 		return;
 	}
-
-	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
-			  GFP_KERNEL);
+	gpuctl_nl_ntf_send(msg, hdr);
 }
 
 #ifndef NL_SET_ERR_MSG_FMT
