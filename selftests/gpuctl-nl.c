@@ -4,14 +4,17 @@
  *
  * gpuctl-nl: the selftests' own command-line client, for shell tests. One
  * line per object, "KIND key=value ...", absent attributes and flags left
- * out; a value with spaces (state_reason, reason, warning) ends the line.
- * The monitor prints each notification under its name, device and rule
- * notifications in the dev and rule forms. Errors go to stderr as
+ * out; a value with spaces (state_reason, reason, warning, refused) ends
+ * the line. Allocation labels are printed as given. The monitor prints each
+ * notification under its name: device (vfio-open/close-ntf included), rule
+ * and allocation notifications in the dev, rule and alloc forms. Errors go
+ * to stderr as
  * "error: STRERROR (errno N): EXTACK [bad attribute NAME]".
  * Exit status: 0 success, 1 usage, 2 netlink or kernel error, 3 monitor
  * timeout before --count events.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +32,17 @@ static void help(FILE *f)
 		"       gpuctl-nl rule-del [id ID] [match MATCH]\n"
 		"       gpuctl-nl rule-get ID\n"
 		"       gpuctl-nl rule-dump\n"
+		"       gpuctl-nl alloc-new [owner UUID] [id ID] [name NAME]\n"
+		"                 [account A] [project P] [domain D]\n"
+		"                 [device ADDR]... [count N] [match M]\n"
+		"                 [numa-node N] [numa-policy POLICY|NUM]\n"
+		"                 [detach-on-stop] [uid UID] [gid GID]\n"
+		"       gpuctl-nl alloc-del [id ID] [owner UUID]\n"
+		"       gpuctl-nl alloc-get ID\n"
+		"       gpuctl-nl alloc-dump\n"
+		"       gpuctl-nl limit-set [scope SCOPE|NUM] [name NAME] [max N]\n"
+		"       gpuctl-nl limit-get SCOPE|NUM NAME\n"
+		"       gpuctl-nl limit-dump\n"
 		"       gpuctl-nl monitor [--count N] [--timeout SECONDS]\n");
 }
 
@@ -115,6 +129,228 @@ static bool parse_u32(const char *s, __u32 *v)
 		return false;
 	*v = n;
 	return true;
+}
+
+/* An enum by name, or any number so tests can send values out of range. */
+static bool parse_enum(const char *s, __u32 (*num)(const char *), __u32 *v)
+{
+	*v = num(s);
+	return *v || parse_u32(s, v);
+}
+
+static int cmd_alloc_dump(struct nlc *c)
+{
+	struct nlc_dump_info info;
+	struct nlc_alloc *allocs;
+	int i, n, ret;
+
+	do {
+		ret = nlc_alloc_dump(c, &allocs, &n, &info);
+		if (!ret && info.intr) {
+			free(allocs);
+			ret = -EINTR;
+		}
+	} while (ret == -EINTR);
+	if (ret)
+		return fail(c, ret);
+	for (i = 0; i < n; i++)
+		nlc_print_alloc(stdout, "alloc", &allocs[i]);
+	free(allocs);
+	return 0;
+}
+
+static int cmd_limit_dump(struct nlc *c)
+{
+	struct nlc_limit *limits;
+	int i, n, ret;
+
+	ret = nlc_limit_dump(c, &limits, &n, NULL);
+	if (ret)
+		return fail(c, ret);
+	for (i = 0; i < n; i++)
+		nlc_print_limit(stdout, "limit", &limits[i]);
+	free(limits);
+	return 0;
+}
+
+/* KEY VALUE pairs of alloc-new that carry a u32. */
+static const struct {
+	const char *key;
+	int attr;
+} alloc_u32_args[] = {
+	{ "id", GPUCTL_A_ALLOC_ID },
+	{ "count", GPUCTL_A_ALLOC_COUNT },
+	{ "numa-node", GPUCTL_A_ALLOC_NUMA_NODE },
+	{ "uid", GPUCTL_A_ALLOC_UID },
+	{ "gid", GPUCTL_A_ALLOC_GID },
+};
+
+/* KEY VALUE pairs of alloc-new that carry a string. */
+static const struct {
+	const char *key;
+	size_t off;
+} alloc_str_args[] = {
+	{ "owner", offsetof(struct nlc_alloc_req, owner) },
+	{ "name", offsetof(struct nlc_alloc_req, name) },
+	{ "account", offsetof(struct nlc_alloc_req, account) },
+	{ "project", offsetof(struct nlc_alloc_req, project) },
+	{ "domain", offsetof(struct nlc_alloc_req, domain) },
+	{ "match", offsetof(struct nlc_alloc_req, match) },
+};
+
+/* One KEY [VALUE] of alloc-new at argv[*i]; false when it is not one. */
+static bool parse_alloc_arg(struct nlc_alloc_req *req, int argc, char **argv,
+			    int *i)
+{
+	const char *key = argv[*i];
+	size_t k;
+	__u32 v;
+
+	if (!strcmp(key, "detach-on-stop")) {
+		nlc_alloc_req_set(req, GPUCTL_A_ALLOC_DETACH_ON_STOP, 0);
+		return true;
+	}
+	if (*i + 1 >= argc)
+		return false;
+	if (!strcmp(key, "device")) {
+		if (req->ndevices >= NLC_MAX_MEMBERS)
+			return false;
+		req->devices[req->ndevices++] = argv[++*i];
+		return true;
+	}
+	if (!strcmp(key, "numa-policy")) {
+		if (!parse_enum(argv[++*i], nlc_numa_policy_num, &v))
+			return false;
+		nlc_alloc_req_set(req, GPUCTL_A_ALLOC_NUMA_POLICY, v);
+		return true;
+	}
+	for (k = 0; k < ARRAY_SIZE(alloc_str_args); k++) {
+		if (strcmp(key, alloc_str_args[k].key))
+			continue;
+		*(const char **)((char *)req + alloc_str_args[k].off) =
+			argv[++*i];
+		return true;
+	}
+	for (k = 0; k < ARRAY_SIZE(alloc_u32_args); k++) {
+		if (strcmp(key, alloc_u32_args[k].key))
+			continue;
+		if (!parse_u32(argv[++*i], &v))
+			return false;
+		nlc_alloc_req_set(req, alloc_u32_args[k].attr, v);
+		return true;
+	}
+	return false;
+}
+
+/* Any subset of the request attributes: the kernel judges what is missing. */
+static int cmd_alloc_new(struct nlc *c, int argc, char **argv)
+{
+	struct nlc_alloc_req req = { 0 };
+	struct nlc_alloc a;
+	int i, ret;
+
+	for (i = 0; i < argc; i++) {
+		if (!parse_alloc_arg(&req, argc, argv, &i)) {
+			help(stderr);
+			return 1;
+		}
+	}
+	ret = nlc_alloc_new(c, &req, &a);
+	if (ret)
+		return fail(c, ret);
+	nlc_print_alloc(stdout, "alloc", &a);
+	return 0;
+}
+
+static int cmd_alloc_del(struct nlc *c, int argc, char **argv)
+{
+	const char *owner = NULL;
+	bool by_id = false;
+	__u32 id;
+	int i, ret;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "id") && i + 1 < argc &&
+		    parse_u32(argv[i + 1], &id)) {
+			by_id = true;
+			i++;
+		} else if (!strcmp(argv[i], "owner") && i + 1 < argc) {
+			owner = argv[++i];
+		} else {
+			help(stderr);
+			return 1;
+		}
+	}
+	ret = nlc_alloc_del(c, by_id ? &id : NULL, owner);
+	return ret ? fail(c, ret) : 0;
+}
+
+static int cmd_alloc_get(struct nlc *c, const char *arg)
+{
+	struct nlc_alloc a;
+	__u32 id;
+	int ret;
+
+	if (!parse_u32(arg, &id)) {
+		help(stderr);
+		return 1;
+	}
+	ret = nlc_alloc_get(c, id, &a);
+	if (ret)
+		return fail(c, ret);
+	nlc_print_alloc(stdout, "alloc", &a);
+	return 0;
+}
+
+/* [scope SCOPE] [name NAME] [max N]; no max removes the limit. */
+static int cmd_limit_set(struct nlc *c, int argc, char **argv)
+{
+	const char *name = NULL;
+	__u32 scope = 0, max;
+	bool has_max = false;
+	struct nlc_limit l;
+	int i, ret;
+
+	for (i = 0; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "scope") &&
+		    parse_enum(argv[i + 1], nlc_limit_scope_num, &scope))
+			continue;
+		if (!strcmp(argv[i], "name")) {
+			name = argv[i + 1];
+			continue;
+		}
+		if (!strcmp(argv[i], "max") && parse_u32(argv[i + 1], &max)) {
+			has_max = true;
+			continue;
+		}
+		break;
+	}
+	if (i != argc) {
+		help(stderr);
+		return 1;
+	}
+	ret = nlc_limit_set(c, scope, name, has_max ? &max : NULL, &l);
+	if (ret)
+		return fail(c, ret);
+	nlc_print_limit(stdout, "limit", &l);
+	return 0;
+}
+
+static int cmd_limit_get(struct nlc *c, const char *scope_s, const char *name)
+{
+	struct nlc_limit l;
+	__u32 scope;
+	int ret;
+
+	if (!parse_enum(scope_s, nlc_limit_scope_num, &scope)) {
+		help(stderr);
+		return 1;
+	}
+	ret = nlc_limit_get(c, scope, name, &l);
+	if (ret)
+		return fail(c, ret);
+	nlc_print_limit(stdout, "limit", &l);
+	return 0;
 }
 
 /* MATCH [driver NAME] [force] [take]; "" is sent as an empty match. */
@@ -283,6 +519,20 @@ int main(int argc, char **argv)
 		ret = cmd_rule_get(&c, argv[2]);
 	} else if (!strcmp(argv[1], "rule-dump") && argc == 2) {
 		ret = cmd_rule_dump(&c);
+	} else if (!strcmp(argv[1], "alloc-new")) {
+		ret = cmd_alloc_new(&c, argc - 2, argv + 2);
+	} else if (!strcmp(argv[1], "alloc-del")) {
+		ret = cmd_alloc_del(&c, argc - 2, argv + 2);
+	} else if (!strcmp(argv[1], "alloc-get") && argc == 3) {
+		ret = cmd_alloc_get(&c, argv[2]);
+	} else if (!strcmp(argv[1], "alloc-dump") && argc == 2) {
+		ret = cmd_alloc_dump(&c);
+	} else if (!strcmp(argv[1], "limit-set")) {
+		ret = cmd_limit_set(&c, argc - 2, argv + 2);
+	} else if (!strcmp(argv[1], "limit-get") && argc == 4) {
+		ret = cmd_limit_get(&c, argv[2], argv[3]);
+	} else if (!strcmp(argv[1], "limit-dump") && argc == 2) {
+		ret = cmd_limit_dump(&c);
 	} else if (!strcmp(argv[1], "monitor")) {
 		int i, count = 0, timeout = 0;
 

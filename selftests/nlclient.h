@@ -28,6 +28,8 @@ struct nlmsghdr;
 #define NLC_MAX_MEMBERS	64
 #define NLC_MAX_WARNINGS	8
 #define NLC_TEXT_LEN	256
+#define NLC_UUID_LEN	40
+#define NLC_LABEL_LEN	64
 
 /* One dev-get reply or notification. @present has bit (1 << GPUCTL_A_DEV_x)
  * set for every attribute found in the message, so "absent" and "zero" stay
@@ -55,6 +57,13 @@ struct nlc_dev {
 	char state_reason[NLC_TEXT_LEN];
 	__u32 rule;
 	__u32 action;
+	__u32 allocation;
+	__u32 holder_pid;
+	char holder_comm[NLC_NAME_LEN];
+	__u32 holder_uid;
+	__u64 holder_since;
+	__u32 open_match;
+	char refused[NLC_TEXT_LEN];
 };
 
 struct nlc_group {
@@ -81,11 +90,70 @@ struct nlc_rule {
 	char warnings[NLC_MAX_WARNINGS][NLC_TEXT_LEN];
 };
 
-/* Any notification of the monitor group: @dev or @rule, as @cmd says. */
+/* One alloc-get reply or allocation notification. */
+struct nlc_alloc {
+	__u32 present;
+	__u32 id;
+	char owner[NLC_UUID_LEN];
+	char name[NLC_LABEL_LEN];
+	char account[NLC_LABEL_LEN];
+	char project[NLC_LABEL_LEN];
+	char domain[NLC_LABEL_LEN];
+	int ndevices;
+	char devices[NLC_MAX_MEMBERS][NLC_ADDR_LEN];
+	bool detach_on_stop;
+	__u32 uid;
+	__u32 gid;
+	__u32 state;
+	char state_reason[NLC_TEXT_LEN];
+	__u32 gpus;
+	__u32 end;
+};
+
+/*
+ * An alloc-new request. Strings are sent when non-NULL, @devices[0..n) as
+ * repeated "device" attributes, the u32 attributes and detach-on-stop when
+ * @present has their bit (nlc_alloc_req_set()), so tests can also send
+ * requests the kernel must refuse.
+ */
+struct nlc_alloc_req {
+	__u32 present;
+	__u32 id;
+	const char *owner;
+	const char *name;
+	const char *account;
+	const char *project;
+	const char *domain;
+	int ndevices;
+	const char *devices[NLC_MAX_MEMBERS];
+	__u32 count;
+	const char *match;
+	__u32 numa_node;
+	__u32 numa_policy;
+	__u32 uid;
+	__u32 gid;
+};
+
+/* Sets the u32 attribute @attr (or the flag detach-on-stop) of @req. */
+void nlc_alloc_req_set(struct nlc_alloc_req *req, int attr, __u32 val);
+
+/* One limit-get or limit-set reply. */
+struct nlc_limit {
+	__u32 present;
+	__u32 scope;
+	char name[NLC_LABEL_LEN];
+	__u32 max;
+	__u32 used;
+};
+
+/* Any notification of the monitor group: @dev, @rule or @alloc, as @cmd
+ * says (vfio-open/close-ntf are device notifications).
+ */
 struct nlc_ntf {
 	__u8 cmd;
 	struct nlc_dev dev;
 	struct nlc_rule rule;
+	struct nlc_alloc alloc;
 };
 
 #define NLC_HAS(obj, attr)	(!!((obj)->present & (1u << (attr))))
@@ -135,6 +203,8 @@ int nlc_exchange(struct nlc *c, struct nl_msg *msg, nlc_msg_cb cb, void *arg,
 int nlc_parse_dev(const struct nlmsghdr *nlh, struct nlc_dev *d);
 int nlc_parse_group(const struct nlmsghdr *nlh, struct nlc_group *g);
 int nlc_parse_rule(const struct nlmsghdr *nlh, struct nlc_rule *r);
+int nlc_parse_alloc(const struct nlmsghdr *nlh, struct nlc_alloc *a);
+int nlc_parse_limit(const struct nlmsghdr *nlh, struct nlc_limit *l);
 
 int nlc_dev_get(struct nlc *c, const char *address, struct nlc_dev *d);
 int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g);
@@ -158,6 +228,25 @@ int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
 const struct nlc_rule *nlc_rule_find(const struct nlc_rule *rules, int n,
 				     const char *match);
 
+/* alloc-new; on success @a holds the reply, the allocation as made. */
+int nlc_alloc_new(struct nlc *c, const struct nlc_alloc_req *req,
+		  struct nlc_alloc *a);
+/* alloc-del by @id and/or @owner; NULL leaves an attribute out. */
+int nlc_alloc_del(struct nlc *c, const __u32 *id, const char *owner);
+int nlc_alloc_get(struct nlc *c, __u32 id, struct nlc_alloc *a);
+int nlc_alloc_dump(struct nlc *c, struct nlc_alloc **allocs, int *n,
+		   struct nlc_dump_info *info);
+/*
+ * limit-set: @scope 0 or @name NULL leave the attribute out; @max NULL
+ * removes the limit. On success @l holds the reply.
+ */
+int nlc_limit_set(struct nlc *c, __u32 scope, const char *name,
+		  const __u32 *max, struct nlc_limit *l);
+int nlc_limit_get(struct nlc *c, __u32 scope, const char *name,
+		  struct nlc_limit *l);
+int nlc_limit_dump(struct nlc *c, struct nlc_limit **limits, int *n,
+		   struct nlc_dump_info *info);
+
 int nlc_monitor_join(struct nlc *c);
 /*
  * One notification within @timeout_ms: 1 when one arrived, 0 on timeout.
@@ -173,9 +262,19 @@ const char *nlc_role_name(__u32 role);
 const char *nlc_state_name(__u32 state);
 const char *nlc_action_name(__u32 action);
 const char *nlc_source_name(__u32 source);
+const char *nlc_alloc_state_name(__u32 state);
+const char *nlc_alloc_end_name(__u32 end);
+const char *nlc_numa_policy_name(__u32 policy);
+const char *nlc_open_match_name(__u32 match);
+const char *nlc_limit_scope_name(__u32 scope);
+/* The enum value of a name printed by the functions above, or 0. */
+__u32 nlc_numa_policy_num(const char *name);
+__u32 nlc_limit_scope_num(const char *name);
 void nlc_print_dev(FILE *f, const char *prefix, const struct nlc_dev *d);
 void nlc_print_group(FILE *f, const char *prefix, const struct nlc_group *g);
 void nlc_print_rule(FILE *f, const char *prefix, const struct nlc_rule *r);
+void nlc_print_alloc(FILE *f, const char *prefix, const struct nlc_alloc *a);
+void nlc_print_limit(FILE *f, const char *prefix, const struct nlc_limit *l);
 void nlc_print_ntf(FILE *f, const struct nlc_ntf *n);
 void nlc_print_error(FILE *f, const struct nlc *c);
 
