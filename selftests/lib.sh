@@ -424,3 +424,154 @@ nlmon_wait() {
 nlmon_action() {	# ADDR ACTION
 	nlmon_wait "^dev-change-ntf address=$1 .*action=$2( |\$)"
 }
+
+# ------------------------------------------------- allocations, VFIO --
+
+# Allocations and the VFIO users that hold their devices, through gpuctl-nl
+# and vfio_open. As above, the caller provides TMP; ALLOCS holds the ids of
+# the allocations it made (for nl_allocs_cleanup).
+
+# nl_alloc_new ARGS...: gpuctl-nl alloc-new; the reply goes to $TMP/alloc
+# and the new id to ALLOC (and ALLOCS).
+ALLOC=
+ALLOCS=()
+nl_alloc_new() {
+	ALLOC=
+	gpuctl-nl alloc-new "$@" >"$TMP/alloc" 2>"$TMP/err" || {
+		cat "$TMP/alloc" "$TMP/err"
+		return 1
+	}
+	cat "$TMP/alloc"
+	ALLOC=$(sed -n 's/^alloc id=\([0-9]*\) .*/\1/p' "$TMP/alloc")
+	[ -n "$ALLOC" ] || return 1
+	ALLOCS+=("$ALLOC")
+}
+
+nl_alloc_del() {	# ID
+	local id=$1 a keep=()
+
+	gpuctl-nl alloc-del id "$id" 2>"$TMP/err" || { cat "$TMP/err"; return 1; }
+	for a in "${ALLOCS[@]}"; do
+		[ "$a" = "$id" ] || keep+=("$a")
+	done
+	ALLOCS=("${keep[@]}")
+}
+
+# Deletes every allocation, for a test's cleanup, the way nl_rules_cleanup
+# deletes rules: an allocation keeps its rule's devices and the module.
+nl_allocs_cleanup() {
+	local id
+
+	for id in "${ALLOCS[@]}" $(gpuctl-nl alloc-dump 2>/dev/null |
+				   sed -n 's/^alloc id=\([0-9]*\) .*/\1/p'); do
+		gpuctl-nl alloc-del id "$id" >/dev/null 2>&1
+	done
+	ALLOCS=()
+}
+
+# nl_alloc_has ID 'key=value'...: gpuctl-nl alloc-get shows every pair.
+nl_alloc_has() {
+	local id=$1 kv line
+	shift
+
+	line=$(gpuctl-nl alloc-get "$id") || return 1
+	for kv in "$@"; do
+		case " $line " in
+		*" $kv "*) ;;
+		*) echo "allocation $id: no $kv in: $line"; return 1 ;;
+		esac
+	done
+}
+
+# nl_dev_has_not ADDR KEY: gpuctl-nl dev-get shows no KEY= at all.
+nl_dev_has_not() {
+	local line
+
+	line=$(gpuctl-nl dev-get "$1") || return 1
+	case " $line" in
+	*" $2="*) echo "$1: $2 in: $line"; return 1 ;;
+	esac
+}
+
+# The module's reference count: one per allocation and per open tracked
+# device, besides whatever else holds it.
+gpuctl_refcnt() {
+	cat /sys/module/gpuctl/refcnt
+}
+
+# vfio_open_start ADDR [PREFIX...]: starts vfio_open on ADDR, run through
+# PREFIX (setpriv ...) if given, and waits until it holds the device. Its
+# output goes to $TMP/vfio, its pid to VFIO_PID. Fails, printing vfio_open's
+# error, when it exits instead.
+VFIO_PID=
+vfio_open_start() {
+	local addr=$1 _
+	shift
+
+	"$@" vfio_open "$addr" >"$TMP/vfio" 2>&1 &
+	VFIO_PID=$!
+	for _ in $(seq 150); do
+		grep -q '^open ' "$TMP/vfio" && { cat "$TMP/vfio"; return 0; }
+		kill -0 "$VFIO_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$TMP/vfio"
+	kill "$VFIO_PID" 2>/dev/null
+	wait "$VFIO_PID"
+	VFIO_PID=
+	return 1
+}
+
+# vfio_open_fails ADDR ERROR [PREFIX...]: vfio_open on ADDR exits with its
+# VFIO error status 2 and prints ERROR (e.g. "Operation not permitted").
+vfio_open_fails() {
+	local addr=$1 err=$2 rc=0
+	shift 2
+
+	timeout 30 "$@" vfio_open "$addr" 1 >"$TMP/vfio" 2>&1 || rc=$?
+	cat "$TMP/vfio"
+	[ "$rc" = 2 ] || { echo "vfio_open exited with $rc, want 2"; return 1; }
+	grep -q "$err" "$TMP/vfio" || { echo "no '$err' from vfio_open"; return 1; }
+}
+
+# vfio_open_close: makes vfio_open close the device fd and waits for it
+# to say so; the process stays (vfio_open_stop ends it).
+vfio_open_close() {
+	local _
+
+	kill -USR1 "$VFIO_PID" || return 1
+	for _ in $(seq 100); do
+		grep -q '^closed ' "$TMP/vfio" && return 0
+		sleep 0.1
+	done
+	echo "vfio_open did not close the device"
+	return 1
+}
+
+vfio_open_stop() {
+	[ -n "$VFIO_PID" ] || return 0
+	kill "$VFIO_PID" 2>/dev/null
+	wait "$VFIO_PID"
+	VFIO_PID=
+}
+
+# vfio_node_open_to_all ADDR: lets any user open ADDR's /dev/vfio/N, as
+# libvirt's chown to the QEMU user would; vfio_nodes_restore undoes it.
+VFIO_NODES=()
+vfio_node_open_to_all() {
+	local node
+
+	node=/dev/vfio/$(pci_group_of "$1") || return 1
+	VFIO_NODES+=("$node:$(stat -c %a "$node")")
+	echo "# chmod 0666 $node"
+	chmod 0666 "$node"
+}
+
+vfio_nodes_restore() {
+	local n
+
+	for n in "${VFIO_NODES[@]}"; do
+		[ -e "${n%:*}" ] && chmod "${n##*:}" "${n%:*}"
+	done
+	VFIO_NODES=()
+}

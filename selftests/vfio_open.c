@@ -3,9 +3,12 @@
  * Copyright (C) 2026 The gpuctl authors.
  *
  * vfio_open: a VFIO user as small as it gets. It opens a PCI device the way
- * QEMU's legacy container path does, prints "open" once it holds the
- * device fd, and keeps it until it is killed or SECONDS have passed. Tests
- * use it to be the VM that holds a reserved GPU.
+ * QEMU's legacy container path does, prints "open ADDR group N pid P" once
+ * it holds the device fd, and keeps it until SIGTERM or SIGINT or until
+ * SECONDS have passed. Tests use it to be the VM that holds a reserved GPU.
+ * SIGUSR1 closes the device fd alone and prints "closed ADDR": the VM let
+ * go of the device while its process lives on, so a test can tell a
+ * close from a process exit. The process then waits for SIGTERM.
  *
  * Exit status: 0 held and let go, 1 usage, 2 a VFIO step failed (the
  * message names the step and errno).
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/vfio.h>
@@ -52,10 +56,37 @@ static int group_of(const char *addr, char *group, size_t len)
 	return 0;
 }
 
-static void on_signal(int sig)
+/*
+ * Waits for SIGTERM or SIGINT (or @seconds, when positive), closing the
+ * device fd on SIGUSR1. The signals are blocked and taken synchronously,
+ * so none is lost between two waits.
+ */
+static void hold(const char *addr, int dev, long seconds)
 {
-	/* Leaving main() closes the fds; the kernel drops the device then. */
-	_exit(0);
+	struct timespec left = { .tv_sec = seconds };
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	for (;;) {
+		sig = seconds > 0 ? sigtimedwait(&set, NULL, &left) :
+				    sigwaitinfo(&set, NULL);
+		if (sig < 0 && errno == EINTR)
+			continue;
+		if (sig != SIGUSR1)
+			break;
+		if (dev >= 0) {
+			close(dev);
+			dev = -1;
+			printf("closed %s\n", addr);
+			fflush(stdout);
+		}
+	}
+	if (dev >= 0)
+		close(dev);
 }
 
 int main(int argc, char **argv)
@@ -64,6 +95,7 @@ int main(int argc, char **argv)
 	char group[32], path[PATH_MAX];
 	int container, grp, dev, ret;
 	long seconds = 0;
+	sigset_t set;
 
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "usage: vfio_open DDDD:BB:DD.F [SECONDS]\n");
@@ -71,8 +103,12 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3)
 		seconds = strtol(argv[2], NULL, 0);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	/* Blocked before anything is opened: hold() takes them in turn. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 
 	ret = group_of(argv[1], group, sizeof(group));
 	if (ret) {
@@ -112,14 +148,9 @@ int main(int argc, char **argv)
 	if (dev < 0)
 		return fail("VFIO_GROUP_GET_DEVICE_FD", argv[1]);
 
-	printf("open %s group %s\n", argv[1], group);
+	printf("open %s group %s pid %d\n", argv[1], group, getpid());
 	fflush(stdout);
-	if (seconds > 0)
-		sleep(seconds);
-	else
-		for (;;)
-			pause();
-	close(dev);
+	hold(argv[1], dev, seconds);
 	close(grp);
 	close(container);
 	return 0;
