@@ -40,7 +40,7 @@ static void help(FILE *f)
 		"       gpuctl-nl alloc-del [id ID] [owner UUID]\n"
 		"       gpuctl-nl alloc-get ID\n"
 		"       gpuctl-nl alloc-dump\n"
-		"       gpuctl-nl limit-set [scope SCOPE|NUM] [name NAME] [max N]\n"
+		"       gpuctl-nl limit-set [scope SCOPE|NUM] [name NAME] [max-gpus N]\n"
 		"       gpuctl-nl limit-get SCOPE|NUM NAME\n"
 		"       gpuctl-nl limit-dump\n"
 		"       gpuctl-nl monitor [--count N] [--timeout SECONDS]\n");
@@ -302,7 +302,7 @@ static int cmd_alloc_get(struct nlc *c, const char *arg)
 	return 0;
 }
 
-/* [scope SCOPE] [name NAME] [max N]; no max removes the limit. */
+/* [scope SCOPE] [name NAME] [max-gpus N]; without max-gpus, removal. */
 static int cmd_limit_set(struct nlc *c, int argc, char **argv)
 {
 	const char *name = NULL;
@@ -319,7 +319,8 @@ static int cmd_limit_set(struct nlc *c, int argc, char **argv)
 			name = argv[i + 1];
 			continue;
 		}
-		if (!strcmp(argv[i], "max") && parse_u32(argv[i + 1], &max)) {
+		if (!strcmp(argv[i], "max-gpus") &&
+		    parse_u32(argv[i + 1], &max)) {
 			has_max = true;
 			continue;
 		}

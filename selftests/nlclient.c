@@ -56,10 +56,10 @@ static struct nla_policy dev_policy[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_REFUSED] = { .type = NLA_STRING },
 };
 
-static struct nla_policy limit_policy[GPUCTL_A_LIMIT_USED + 1] = {
+static struct nla_policy limit_policy[GPUCTL_A_LIMIT_MAX + 1] = {
 	[GPUCTL_A_LIMIT_SCOPE] = { .type = NLA_U32 },
 	[GPUCTL_A_LIMIT_NAME] = { .type = NLA_STRING },
-	[GPUCTL_A_LIMIT_MAX] = { .type = NLA_U32 },
+	[GPUCTL_A_LIMIT_MAX_GPUS] = { .type = NLA_U32 },
 	[GPUCTL_A_LIMIT_USED] = { .type = NLA_U32 },
 };
 
@@ -181,7 +181,7 @@ static const char * const alloc_attr_names[] = {
 static const char * const limit_attr_names[] = {
 	[GPUCTL_A_LIMIT_SCOPE] = "scope",
 	[GPUCTL_A_LIMIT_NAME] = "name",
-	[GPUCTL_A_LIMIT_MAX] = "max",
+	[GPUCTL_A_LIMIT_MAX_GPUS] = "max-gpus",
 };
 
 static const char *name_of(const char * const *table, size_t n, long v)
@@ -749,22 +749,22 @@ int nlc_parse_alloc(const struct nlmsghdr *nlh, struct nlc_alloc *al)
 
 int nlc_parse_limit(const struct nlmsghdr *nlh, struct nlc_limit *l)
 {
-	struct nlattr *tb[GPUCTL_A_LIMIT_USED + 1];
+	struct nlattr *tb[GPUCTL_A_LIMIT_MAX + 1];
 	int i;
 
 	memset(l, 0, sizeof(*l));
-	if (genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, GPUCTL_A_LIMIT_USED,
+	if (genlmsg_parse((struct nlmsghdr *)nlh, 0, tb, GPUCTL_A_LIMIT_MAX,
 			  limit_policy))
 		return -EPROTO;
-	for (i = 1; i <= GPUCTL_A_LIMIT_USED; i++)
+	for (i = 1; i <= GPUCTL_A_LIMIT_MAX; i++)
 		if (tb[i])
 			l->present |= 1u << i;
 	if (tb[GPUCTL_A_LIMIT_SCOPE])
 		l->scope = nla_get_u32(tb[GPUCTL_A_LIMIT_SCOPE]);
 	if (tb[GPUCTL_A_LIMIT_NAME])
 		nla_strlcpy(l->name, tb[GPUCTL_A_LIMIT_NAME], sizeof(l->name));
-	if (tb[GPUCTL_A_LIMIT_MAX])
-		l->max = nla_get_u32(tb[GPUCTL_A_LIMIT_MAX]);
+	if (tb[GPUCTL_A_LIMIT_MAX_GPUS])
+		l->max_gpus = nla_get_u32(tb[GPUCTL_A_LIMIT_MAX_GPUS]);
 	if (tb[GPUCTL_A_LIMIT_USED])
 		l->used = nla_get_u32(tb[GPUCTL_A_LIMIT_USED]);
 	return 0;
@@ -1003,7 +1003,7 @@ static int put_limit_key(struct nl_msg *msg, __u32 scope, const char *name)
 }
 
 int nlc_limit_set(struct nlc *c, __u32 scope, const char *name,
-		  const __u32 *max, struct nlc_limit *l)
+		  const __u32 *max_gpus, struct nlc_limit *l)
 {
 	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_LIMIT_SET, NLM_F_ACK);
 
@@ -1011,7 +1011,8 @@ int nlc_limit_set(struct nlc *c, __u32 scope, const char *name,
 		return -ENOMEM;
 	memset(l, 0, sizeof(*l));
 	if (put_limit_key(msg, scope, name) ||
-	    (max && nla_put_u32(msg, GPUCTL_A_LIMIT_MAX, *max))) {
+	    (max_gpus &&
+	     nla_put_u32(msg, GPUCTL_A_LIMIT_MAX_GPUS, *max_gpus))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -1415,8 +1416,8 @@ void nlc_print_limit(FILE *f, const char *prefix, const struct nlc_limit *l)
 		fprintf(f, " scope=%s", nlc_limit_scope_name(l->scope));
 	if (NLC_HAS(l, GPUCTL_A_LIMIT_NAME))
 		fprintf(f, " name=%s", l->name);
-	if (NLC_HAS(l, GPUCTL_A_LIMIT_MAX))
-		fprintf(f, " max=%u", l->max);
+	if (NLC_HAS(l, GPUCTL_A_LIMIT_MAX_GPUS))
+		fprintf(f, " max_gpus=%u", l->max_gpus);
 	if (NLC_HAS(l, GPUCTL_A_LIMIT_USED))
 		fprintf(f, " used=%u", l->used);
 	fputc('\n', f);

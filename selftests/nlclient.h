@@ -142,7 +142,7 @@ struct nlc_limit {
 	__u32 present;
 	__u32 scope;
 	char name[NLC_LABEL_LEN];
-	__u32 max;
+	__u32 max_gpus;
 	__u32 used;
 };
 
@@ -237,11 +237,11 @@ int nlc_alloc_get(struct nlc *c, __u32 id, struct nlc_alloc *a);
 int nlc_alloc_dump(struct nlc *c, struct nlc_alloc **allocs, int *n,
 		   struct nlc_dump_info *info);
 /*
- * limit-set: @scope 0 or @name NULL leave the attribute out; @max NULL
+ * limit-set: @scope 0 or @name NULL leave the attribute out; @max_gpus NULL
  * removes the limit. On success @l holds the reply.
  */
 int nlc_limit_set(struct nlc *c, __u32 scope, const char *name,
-		  const __u32 *max, struct nlc_limit *l);
+		  const __u32 *max_gpus, struct nlc_limit *l);
 int nlc_limit_get(struct nlc *c, __u32 scope, const char *name,
 		  struct nlc_limit *l);
 int nlc_limit_dump(struct nlc *c, struct nlc_limit **limits, int *n,
