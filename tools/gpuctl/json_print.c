@@ -249,6 +249,18 @@ void print_uint(enum output_type type, const char *key, const char *fmt,
 	}
 }
 
+/* Times in seconds since the epoch, which outgrow an unsigned int */
+void print_u64(enum output_type type, const char *key, const char *fmt,
+	       unsigned long long value)
+{
+	if (want_json(type)) {
+		jw_member(key);
+		fprintf(jw.fp, "%llu", value);
+	} else if (want_text(type, fmt)) {
+		fprintf(jw.fp, fmt, value);
+	}
+}
+
 void print_int(enum output_type type, const char *key, const char *fmt,
 	       int value)
 {

@@ -32,6 +32,8 @@ void print_string(enum output_type type, const char *key, const char *fmt,
 		  const char *value);
 void print_uint(enum output_type type, const char *key, const char *fmt,
 		unsigned int value);
+void print_u64(enum output_type type, const char *key, const char *fmt,
+	       unsigned long long value);
 void print_int(enum output_type type, const char *key, const char *fmt,
 	       int value);
 void print_bool(enum output_type type, const char *key, const char *fmt,

@@ -49,8 +49,17 @@ static int parse_id(const char *s, size_t len, unsigned int *id)
 	return 0;
 }
 
-/* "VVVV:DDDD", "VVVV:*" or "VVVV:DDDD:SSSS:SSSS", as the kernel takes them */
-static int parse_ids(const char *arg, char *out, size_t size)
+/**
+ * rule_ids_parse() - check a match by ids and give it its canonical form
+ * @arg: "VVVV:DDDD", "VVVV:*" or "VVVV:DDDD:SSSS:SSSS", either case
+ * @out: lower case, as the kernel replies with it
+ * @size: size of @out, at least GPUCTL_MATCH_LEN + 1
+ *
+ * Rules and "alloc add ... match" share it.
+ *
+ * Return: 0, or -EINVAL when @arg is none of these.
+ */
+int rule_ids_parse(const char *arg, char *out, size_t size)
 {
 	unsigned int id[4];
 	bool any = false;
@@ -98,7 +107,7 @@ int rule_match_parse(const char *arg, char *out, size_t size)
 	/* only an address has a dot, so the two forms never collide */
 	if (strchr(arg, '.'))
 		return parse_pci_address(arg, out, size);
-	return parse_ids(arg, out, size);
+	return rule_ids_parse(arg, out, size);
 }
 
 /*

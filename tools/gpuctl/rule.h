@@ -33,6 +33,7 @@ struct rule_set {
 };
 
 int rule_match_parse(const char *arg, char *out, size_t size);
+int rule_ids_parse(const char *arg, char *out, size_t size);
 int rule_args_parse(struct args *a, struct rule_spec *r, char *err,
 		    size_t errsz);
 int rule_line_parse(char *line, struct rule_spec *r, char *err,

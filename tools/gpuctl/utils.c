@@ -51,6 +51,36 @@ static const struct name_map source_names[] = {
 	{ .num = GPUCTL_RULE_SOURCE_NETLINK, .str = "netlink" },
 };
 
+static const struct name_map alloc_state_names[] = {
+	{ .num = GPUCTL_ALLOC_STATE_IDLE, .str = "idle" },
+	{ .num = GPUCTL_ALLOC_STATE_RUNNING, .str = "running" },
+	{ .num = GPUCTL_ALLOC_STATE_LOST, .str = "lost" },
+};
+
+static const struct name_map alloc_end_names[] = {
+	{ .num = GPUCTL_ALLOC_END_DELETED, .str = "deleted" },
+	{ .num = GPUCTL_ALLOC_END_DETACHED, .str = "detached" },
+};
+
+static const struct name_map numa_policy_names[] = {
+	{ .num = GPUCTL_NUMA_POLICY_REQUIRED, .str = "required" },
+	{ .num = GPUCTL_NUMA_POLICY_PREFERRED, .str = "preferred" },
+	{ .num = GPUCTL_NUMA_POLICY_LEGACY, .str = "legacy" },
+};
+
+static const struct name_map open_match_names[] = {
+	{ .num = GPUCTL_OPEN_MATCH_OWNER, .str = "owner" },
+	{ .num = GPUCTL_OPEN_MATCH_OTHER, .str = "other" },
+	{ .num = GPUCTL_OPEN_MATCH_UNALLOCATED, .str = "unallocated" },
+	{ .num = GPUCTL_OPEN_MATCH_UNKNOWN, .str = "unknown" },
+};
+
+static const struct name_map limit_scope_names[] = {
+	{ .num = GPUCTL_LIMIT_SCOPE_ACCOUNT, .str = "account" },
+	{ .num = GPUCTL_LIMIT_SCOPE_PROJECT, .str = "project" },
+	{ .num = GPUCTL_LIMIT_SCOPE_DOMAIN, .str = "domain" },
+};
+
 static const struct name_map ntf_names[] = {
 	{ .num = GPUCTL_CMD_DEV_ADD_NTF, .str = "dev-add-ntf", .label = "dev-add" },
 	{ .num = GPUCTL_CMD_DEV_DEL_NTF, .str = "dev-del-ntf", .label = "dev-del" },
@@ -60,6 +90,16 @@ static const struct name_map ntf_names[] = {
 	  .label = "rule-new" },
 	{ .num = GPUCTL_CMD_RULE_DEL_NTF, .str = "rule-del-ntf",
 	  .label = "rule-del" },
+	{ .num = GPUCTL_CMD_ALLOC_NEW_NTF, .str = "alloc-new-ntf",
+	  .label = "alloc-new" },
+	{ .num = GPUCTL_CMD_ALLOC_DEL_NTF, .str = "alloc-del-ntf",
+	  .label = "alloc-del" },
+	{ .num = GPUCTL_CMD_ALLOC_CHANGE_NTF, .str = "alloc-change-ntf",
+	  .label = "alloc-change" },
+	{ .num = GPUCTL_CMD_VFIO_OPEN_NTF, .str = "vfio-open-ntf",
+	  .label = "vfio-open" },
+	{ .num = GPUCTL_CMD_VFIO_CLOSE_NTF, .str = "vfio-close-ntf",
+	  .label = "vfio-close" },
 };
 
 static const struct name_map *name_find(const struct name_map *map,
@@ -100,6 +140,36 @@ const char *action_name(u32 action)
 const char *source_name(u32 source)
 {
 	return name_or_unknown(source_names, ARRAY_SIZE(source_names), source);
+}
+
+const char *alloc_state_name(u32 state)
+{
+	return name_or_unknown(alloc_state_names, ARRAY_SIZE(alloc_state_names),
+			       state);
+}
+
+const char *alloc_end_name(u32 end)
+{
+	return name_or_unknown(alloc_end_names, ARRAY_SIZE(alloc_end_names),
+			       end);
+}
+
+const char *numa_policy_name(u32 policy)
+{
+	return name_or_unknown(numa_policy_names,
+			       ARRAY_SIZE(numa_policy_names), policy);
+}
+
+const char *open_match_name(u32 match)
+{
+	return name_or_unknown(open_match_names, ARRAY_SIZE(open_match_names),
+			       match);
+}
+
+const char *limit_scope_name(u32 scope)
+{
+	return name_or_unknown(limit_scope_names,
+			       ARRAY_SIZE(limit_scope_names), scope);
 }
 
 /* NULL for a command that is not a notification this tool understands */

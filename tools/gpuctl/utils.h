@@ -62,6 +62,11 @@ const char *role_name(u32 role);
 const char *state_name(u32 state);
 const char *action_name(u32 action);
 const char *source_name(u32 source);
+const char *alloc_state_name(u32 state);
+const char *alloc_end_name(u32 end);
+const char *numa_policy_name(u32 policy);
+const char *open_match_name(u32 match);
+const char *limit_scope_name(u32 scope);
 const char *ntf_name(u8 cmd);
 const char *ntf_label(u8 cmd);
 
