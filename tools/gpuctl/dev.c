@@ -25,6 +25,8 @@ enum dev_col {
 	COL_GROUP,
 	COL_NUMA,
 	COL_ROOT,
+	COL_ALLOC,
+	COL_HOLDER,
 	COL_NAME,
 	COL_MAX,
 };
@@ -34,13 +36,14 @@ enum dev_col {
 
 static const char *const col_titles[COL_MAX] = {
 	"ADDRESS", "ROLE", "DRIVER", "STATE", "RULE", "IDS", "GROUP", "NUMA",
-	"ROOT", "NAME",
+	"ROOT", "ALLOC", "HOLDER", "NAME",
 };
 
 /* In one-line form (monitor) some values need a word to say what they are */
 static const char *const col_labels[COL_MAX] = {
 	[COL_STATE] = "state ", [COL_RULE] = "rule ", [COL_GROUP] = "group ",
-	[COL_NUMA] = "numa ", [COL_ROOT] = "root ",
+	[COL_NUMA] = "numa ", [COL_ROOT] = "root ", [COL_ALLOC] = "alloc ",
+	[COL_HOLDER] = "holder ",
 };
 
 static void dev_help(FILE *fp)
@@ -72,6 +75,13 @@ static const enum mnl_attr_data_type dev_attr_types[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_STATE_REASON] = MNL_TYPE_NUL_STRING,
 	[GPUCTL_A_DEV_RULE] = MNL_TYPE_U32,
 	[GPUCTL_A_DEV_ACTION] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_ALLOCATION] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_HOLDER_PID] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_HOLDER_COMM] = MNL_TYPE_NUL_STRING,
+	[GPUCTL_A_DEV_HOLDER_UID] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_HOLDER_SINCE] = MNL_TYPE_U64,
+	[GPUCTL_A_DEV_OPEN_MATCH] = MNL_TYPE_U32,
+	[GPUCTL_A_DEV_REFUSED] = MNL_TYPE_NUL_STRING,
 };
 
 static int dev_attr_cb(const struct nlattr *attr, void *data)
@@ -91,6 +101,31 @@ static int dev_attr_cb(const struct nlattr *attr, void *data)
 static void copy_str(char *dst, size_t size, const struct nlattr *attr)
 {
 	snprintf(dst, size, "%s", attr ? mnl_attr_get_str(attr) : "");
+}
+
+/* Which allocation has the device, and which VFIO user holds it open */
+static void dev_holder_parse(const struct nlattr **tb, struct dev_info *d)
+{
+	d->has_allocation = tb[GPUCTL_A_DEV_ALLOCATION];
+	if (d->has_allocation)
+		d->allocation = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ALLOCATION]);
+	d->has_holder = tb[GPUCTL_A_DEV_HOLDER_PID];
+	if (d->has_holder)
+		d->holder_pid = mnl_attr_get_u32(tb[GPUCTL_A_DEV_HOLDER_PID]);
+	d->has_holder_comm = tb[GPUCTL_A_DEV_HOLDER_COMM];
+	copy_str(d->holder_comm, sizeof(d->holder_comm),
+		 tb[GPUCTL_A_DEV_HOLDER_COMM]);
+	d->has_holder_uid = tb[GPUCTL_A_DEV_HOLDER_UID];
+	if (d->has_holder_uid)
+		d->holder_uid = mnl_attr_get_u32(tb[GPUCTL_A_DEV_HOLDER_UID]);
+	d->has_holder_since = tb[GPUCTL_A_DEV_HOLDER_SINCE];
+	if (d->has_holder_since)
+		d->holder_since =
+			mnl_attr_get_u64(tb[GPUCTL_A_DEV_HOLDER_SINCE]);
+	if (tb[GPUCTL_A_DEV_OPEN_MATCH])
+		d->open_match = mnl_attr_get_u32(tb[GPUCTL_A_DEV_OPEN_MATCH]);
+	d->has_refused = tb[GPUCTL_A_DEV_REFUSED];
+	copy_str(d->refused, sizeof(d->refused), tb[GPUCTL_A_DEV_REFUSED]);
 }
 
 /**
@@ -154,7 +189,34 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 		d->rule = mnl_attr_get_u32(tb[GPUCTL_A_DEV_RULE]);
 	if (tb[GPUCTL_A_DEV_ACTION])
 		d->action = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ACTION]);
+	dev_holder_parse(tb, d);
 	return 0;
+}
+
+/*
+ * "qemu-system-x86[1234]", and why the open did not match its allocation
+ * when it did not: "qemu-system-x86[1234] (unallocated)". A device that
+ * was open before gpuctl loaded has an unknown holder.
+ */
+static void dev_holder_cell(const struct dev_info *d, char *buf, size_t size)
+{
+	bool odd = d->open_match == GPUCTL_OPEN_MATCH_OTHER ||
+		   d->open_match == GPUCTL_OPEN_MATCH_UNALLOCATED;
+	int n;
+
+	if (!d->has_holder) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	if (!d->holder_pid)
+		n = snprintf(buf, size, "unknown");
+	else
+		n = snprintf(buf, size, "%s[%u]",
+			     d->has_holder_comm ? d->holder_comm : "?",
+			     d->holder_pid);
+	if (odd && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, " (%s)",
+			 open_match_name(d->open_match));
 }
 
 /* The text of a table cell, also used to measure the column */
@@ -203,6 +265,15 @@ static void dev_cell(const struct dev_info *d, enum dev_col col, char *buf,
 	case COL_ROOT:
 		snprintf(buf, size, "%s", d->pci_root[0] ? d->pci_root : "-");
 		break;
+	case COL_ALLOC:
+		if (d->has_allocation)
+			snprintf(buf, size, "%u", d->allocation);
+		else
+			snprintf(buf, size, "-");
+		break;
+	case COL_HOLDER:
+		dev_holder_cell(d, buf, size);
+		break;
 	default:
 		buf[0] = '\0';
 	}
@@ -223,6 +294,46 @@ static const char *col_fmt(char *buf, size_t size, const int *widths,
 		snprintf(buf, size, "%s%s ",
 			 col_labels[col] ? col_labels[col] : "", conv);
 	return buf;
+}
+
+/* "allocation", "holder" and, in a refused open, "refused" */
+static void dev_holder_print(const struct dev_info *d, const int *widths)
+{
+	char fmt[32], buf[CELL_BUFSZ];
+
+	if (d->has_allocation)
+		print_uint(PRINT_ANY, "allocation",
+			   col_fmt(fmt, sizeof(fmt), widths, COL_ALLOC, "%u"),
+			   d->allocation);
+	else
+		print_null(PRINT_ANY, "allocation",
+			   col_fmt(fmt, sizeof(fmt), widths, COL_ALLOC, "%s"),
+			   "-");
+	dev_holder_cell(d, buf, sizeof(buf));
+	print_string(PRINT_FP, NULL,
+		     col_fmt(fmt, sizeof(fmt), widths, COL_HOLDER, "%s"), buf);
+	if (!d->has_holder) {
+		print_null(PRINT_JSON, "holder", NULL, NULL);
+	} else {
+		open_json_object("holder");
+		print_uint(PRINT_JSON, "pid", NULL, d->holder_pid);
+		print_string(PRINT_JSON, "comm", NULL,
+			     d->has_holder_comm ? d->holder_comm : NULL);
+		if (d->has_holder_uid)
+			print_uint(PRINT_JSON, "uid", NULL, d->holder_uid);
+		else
+			print_null(PRINT_JSON, "uid", NULL, NULL);
+		if (d->has_holder_since)
+			print_u64(PRINT_JSON, "since", NULL, d->holder_since);
+		else
+			print_null(PRINT_JSON, "since", NULL, NULL);
+		print_string(PRINT_JSON, "match", NULL,
+			     open_match_name(d->open_match));
+		close_json_object();
+	}
+	if (d->has_refused)
+		print_string(PRINT_ANY, "refused", "refused \"%s\" ",
+			     d->refused);
 }
 
 /**
@@ -310,6 +421,7 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	if (d->action)
 		print_string(PRINT_JSON, "action", NULL,
 			     action_name(d->action));
+	dev_holder_print(d, widths);
 
 	pci_vendor_name(d->vendor_id, vendor, sizeof(vendor));
 	pci_device_name(d->vendor_id, d->device_id, device, sizeof(device));

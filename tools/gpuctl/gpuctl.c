@@ -25,7 +25,8 @@ static void gpuctl_help(FILE *fp)
 	fprintf(fp,
 		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       gpuctl [ OPTIONS ]\n"
-		"where  OBJECT := { dev | group | reserve | apply | monitor }\n"
+		"where  OBJECT := { dev | group | reserve | apply | alloc | limit |\n"
+		"                  monitor }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
 		"Without an OBJECT, gpuctl runs \"dev show\".\n");
 }
@@ -38,6 +39,8 @@ static const struct {
 	{ "group", cmd_group },
 	{ "reserve", cmd_reserve },
 	{ "apply", cmd_apply },
+	{ "alloc", cmd_alloc },
+	{ "limit", cmd_limit },
 	{ "monitor", cmd_monitor },
 };
 

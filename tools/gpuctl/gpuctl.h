@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "alloc_args.h"
 #include "nl.h"
 #include "rule.h"
 #include "utils.h"
@@ -47,6 +48,8 @@ int cmd_group(struct gpuctl *g, struct args *a);
 int cmd_monitor(struct gpuctl *g, struct args *a);
 int cmd_reserve(struct gpuctl *g, struct args *a);
 int cmd_apply(struct gpuctl *g, struct args *a);
+int cmd_alloc(struct gpuctl *g, struct args *a);
+int cmd_limit(struct gpuctl *g, struct args *a);
 
 /* "vfio-pci did not bind", "bound to snd_hda_intel" */
 #define STATE_REASON_BUFSZ 128
@@ -78,6 +81,19 @@ struct dev_info {
 	bool has_rule;
 	u32 rule;
 	u32 action;		/* 0: not an action notification */
+	bool has_allocation;
+	u32 allocation;
+	bool has_holder;	/* a VFIO user has it open */
+	u32 holder_pid;		/* 0: it was open before gpuctl loaded */
+	bool has_holder_comm;
+	char holder_comm[32];
+	bool has_holder_uid;
+	u32 holder_uid;
+	bool has_holder_since;
+	uint64_t holder_since;
+	u32 open_match;		/* 0: the module did not say */
+	bool has_refused;	/* only in vfio-open-ntf */
+	char refused[STATE_REASON_BUFSZ];
 };
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
@@ -113,5 +129,59 @@ int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
 int reserve_del(struct nl_ctx *nl, u32 id, const char *match);
 int reserve_dump(struct nl_ctx *nl, struct nl_list *list);
 void reserve_list_print(const struct nl_list *list, enum rule_form form);
+
+/* An allocation as the kernel describes it, for alloc, save and monitor */
+struct alloc_info {
+	u32 id;
+	char owner[GPUCTL_UUID_LEN + 1];
+	char name[GPUCTL_LABEL_LEN + 1];	/* "": none */
+	char labels[ALLOC_NR_LABELS][GPUCTL_LABEL_LEN + 1];
+	size_t ndevs;
+	char (*devs)[ADDR_BUFSZ];
+	bool detach_on_stop;
+	bool has_uid;
+	bool has_gid;
+	u32 uid;
+	u32 gid;
+	u32 state;
+	bool has_state_reason;
+	char state_reason[STATE_REASON_BUFSZ];
+	u32 gpus;
+	u32 end;		/* 0: not an alloc-del-ntf */
+};
+
+enum alloc_form {
+	ALLOC_FORM_BLOCK,	/* alloc show: two lines */
+	ALLOC_FORM_LINE,	/* monitor: one line */
+};
+
+int alloc_info_parse(const struct nlmsghdr *nlh, struct alloc_info *al);
+void alloc_info_release(struct alloc_info *al);
+void alloc_info_print(const struct alloc_info *al, enum alloc_form form);
+void alloc_list_init(struct nl_list *list);
+void alloc_list_print(const struct nl_list *list);
+int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
+	      struct nl_list *list);
+int alloc_del(struct nl_ctx *nl, u32 id, const char *owner);
+int alloc_dump(struct nl_ctx *nl, struct nl_list *list);
+
+/* A tenant limit as the kernel describes it */
+struct limit_info {
+	u32 scope;
+	char name[GPUCTL_LABEL_LEN + 1];
+	bool has_max;
+	u32 max;
+	u32 used;
+};
+
+void limit_list_init(struct nl_list *list);
+void limit_list_print(const struct nl_list *list);
+void limit_info_print(const struct limit_info *l);
+int limit_set(struct nl_ctx *nl, const struct limit_spec *l,
+	      struct nl_list *list);
+int limit_dump(struct nl_ctx *nl, struct nl_list *list);
+
+int alloc_save(struct gpuctl *g, const char *file);
+int alloc_restore(struct gpuctl *g, const char *file);
 
 #endif /* _GPUCTL_GPUCTL_H */

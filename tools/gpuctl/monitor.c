@@ -2,9 +2,9 @@
 /*
  * Copyright (C) 2025 The gpuctl authors
  *
- * gpuctl monitor: print inventory changes, gpuctl's own actions and rule
- * changes as the module announces them, one line or one JSON document per
- * event, until SIGINT or SIGTERM.
+ * gpuctl monitor: print inventory changes, gpuctl's own actions, rule and
+ * allocation changes, and VFIO opens and closes as the module announces
+ * them, one line or one JSON document per event, until SIGINT or SIGTERM.
  */
 
 #include <errno.h>
@@ -27,13 +27,75 @@ static void monitor_help(FILE *fp)
 		"       gpuctl monitor help\n");
 }
 
+/* What a notification describes, and so how it is read and printed */
+enum ntf_object {
+	NTF_DEV,	/* dev-*-ntf and vfio-*-ntf */
+	NTF_RULE,
+	NTF_ALLOC,
+};
+
+static enum ntf_object ntf_object(u8 cmd)
+{
+	switch (cmd) {
+	case GPUCTL_CMD_RULE_NEW_NTF:
+	case GPUCTL_CMD_RULE_DEL_NTF:
+		return NTF_RULE;
+	case GPUCTL_CMD_ALLOC_NEW_NTF:
+	case GPUCTL_CMD_ALLOC_DEL_NTF:
+	case GPUCTL_CMD_ALLOC_CHANGE_NTF:
+		return NTF_ALLOC;
+	default:
+		return NTF_DEV;
+	}
+}
+
+/* One event: a dev, rule or allocation parsed from @nlh, then printed */
+union ntf_msg {
+	struct dev_info dev;
+	struct rule_info rule;
+	struct alloc_info alloc;
+};
+
+static int ntf_parse(enum ntf_object obj, const struct nlmsghdr *nlh,
+		     union ntf_msg *m)
+{
+	switch (obj) {
+	case NTF_RULE:
+		return rule_info_parse(nlh, &m->rule);
+	case NTF_ALLOC:
+		return alloc_info_parse(nlh, &m->alloc);
+	default:
+		return dev_info_parse(nlh, &m->dev);
+	}
+}
+
+static void ntf_print(enum ntf_object obj, const union ntf_msg *m)
+{
+	switch (obj) {
+	case NTF_RULE:
+		rule_info_print(&m->rule, RULE_FORM_LINE);
+		break;
+	case NTF_ALLOC:
+		alloc_info_print(&m->alloc, ALLOC_FORM_LINE);
+		break;
+	default:
+		dev_info_print(&m->dev, NULL);
+	}
+}
+
+static void ntf_release(enum ntf_object obj, union ntf_msg *m)
+{
+	if (obj == NTF_RULE)
+		rule_info_release(&m->rule);
+	else if (obj == NTF_ALLOC)
+		alloc_info_release(&m->alloc);
+}
+
 static int monitor_event_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
-	bool rule = genl->cmd == GPUCTL_CMD_RULE_NEW_NTF ||
-		    genl->cmd == GPUCTL_CMD_RULE_DEL_NTF;
-	struct rule_info r = {};
-	struct dev_info d;
+	enum ntf_object obj = ntf_object(genl->cmd);
+	union ntf_msg m;
 	const char *name;
 
 	(void)data;
@@ -41,8 +103,9 @@ static int monitor_event_cb(const struct nlmsghdr *nlh, void *data)
 	name = ntf_name(genl->cmd);
 	if (!name)
 		return MNL_CB_OK;
-	if (rule ? rule_info_parse(nlh, &r) : dev_info_parse(nlh, &d)) {
-		rule_info_release(&r);
+	memset(&m, 0, sizeof(m));
+	if (ntf_parse(obj, nlh, &m)) {
+		ntf_release(obj, &m);
 		return MNL_CB_ERROR;
 	}
 
@@ -50,14 +113,11 @@ static int monitor_event_cb(const struct nlmsghdr *nlh, void *data)
 	print_string(PRINT_JSON, "name", NULL, name);
 	print_string(PRINT_FP, NULL, "[%s] ", ntf_label(genl->cmd));
 	open_json_object("msg");
-	if (rule)
-		rule_info_print(&r, RULE_FORM_LINE);
-	else
-		dev_info_print(&d, NULL);
+	ntf_print(obj, &m);
 	close_json_object();
 	print_nl();
 	delete_json_obj();
-	rule_info_release(&r);
+	ntf_release(obj, &m);
 	return MNL_CB_OK;
 }
 

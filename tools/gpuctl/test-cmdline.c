@@ -19,6 +19,12 @@
 #include "json_print.h"
 #include "test-cmdline.h"
 
+#define UUID "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+#define AA "alloc add owner " UUID
+#define AA_UPPER "alloc add owner 1B4E28BA-2FA1-11D2-883F-0016D3CCA427"
+#define LABEL63 \
+	"012345678901234567890123456789012345678901234567890123456789012"
+
 static const struct test_case {
 	int rc;
 	const char *args;
@@ -181,6 +187,114 @@ static const struct test_case {
 	{ 0, "-p -j monitor" },
 	{ 1, "monitor dev" },
 	{ 1, "monitor foo" },
+	/* alloc */
+	{ 0, "alloc" },
+	{ 0, "alloc show" },
+	{ 0, "alloc help" },
+	{ 0, "alloc show help" },
+	{ 0, "alloc show 3" },
+	{ 0, "-j alloc show" },
+	{ 1, "alloc list" },
+	{ 1, "alloc show x" },
+	{ 1, "alloc show 1 2" },
+	{ 1, "alloc show id 3" },
+	{ 0, AA " dev 01:00.0" },
+	{ 0, AA_UPPER " dev 0000:01:00.0 dev 02:00.0" },
+	{ 0, AA " count 1" },
+	{ 0, "alloc add count 2 owner " UUID " match 10de:*" },
+	{ 0, AA " count 2 numa 1" },
+	{ 0, AA " count 2 numa 0 policy required" },
+	{ 0, AA " count 2 policy preferred numa 0" },
+	{ 0, AA " count 1 match 10de:2331:1043:8765 numa 3 policy legacy" },
+	{ 0, AA " name vm1 account acme project p1 domain d1 dev 01:00.0" },
+	{ 0, AA " dev 01:00.0 detach-on-stop uid 107 gid 108 id 4294967295" },
+	{ 0, "-j " AA " dev 01:00.0" },
+	{ 0, "alloc add help" },
+	{ 1, "alloc add" },
+	{ 1, "alloc add owner" },
+	{ 1, "alloc add dev 01:00.0" },
+	{ 1, "alloc add owner 1b4e28ba-2fa1-11d2-883f-0016d3cca42 dev 01:00.0" },
+	{ 1, AA "7 dev 01:00.0" },
+	{ 1, "alloc add owner 1b4e28ba2fa111d2883f0016d3cca427 dev 01:00.0" },
+	{ 1, "alloc add owner 1b4e28ba-2fa1-11d2-883f_0016d3cca427 dev 01:00.0" },
+	{ 1, "alloc add owner {1b4e28ba-2fa1-11d2-883f-0016d3cca427} dev 01:00.0" },
+	{ 1, "alloc add owner 1g4e28ba-2fa1-11d2-883f-0016d3cca427 dev 01:00.0" },
+	{ 1, AA "" },
+	{ 1, AA " owner " UUID " dev 01:00.0" },
+	{ 1, AA " dev" },
+	{ 1, AA " dev 01:00" },
+	{ 1, AA " dev 01:00.0 dev 0000:01:00.0" },
+	{ 1, AA " dev 01:00.0 count 1" },
+	{ 1, AA " count 0" },
+	{ 1, AA " count -1" },
+	{ 1, AA " count 4294967296" },
+	{ 1, AA " count" },
+	{ 1, AA " count 1 count 2" },
+	{ 1, AA " dev 01:00.0 match 10de:*" },
+	{ 1, AA " dev 01:00.0 numa 0" },
+	{ 1, AA " count 1 policy required" },
+	{ 1, AA " count 1 numa 0 policy strict" },
+	{ 1, AA " count 1 numa -1" },
+	{ 1, AA " count 1 match 01:00.0" },
+	{ 1, AA " count 1 match 10de" },
+	{ 1, AA " dev 01:00.0 id 0" },
+	{ 1, AA " dev 01:00.0 id x" },
+	{ 1, AA " dev 01:00.0 uid" },
+	{ 1, AA " dev 01:00.0 gid root" },
+	{ 1, AA " dev 01:00.0 detach-on-stop detach-on-stop" },
+	{ 1, AA " dev 01:00.0 name" },
+	{ 1, AA " dev 01:00.0 account a account b" },
+	{ 1, AA " dev 01:00.0 account " LABEL63 "3" },
+	{ 0, AA " dev 01:00.0 account " LABEL63 },
+	{ 1, AA " dev 01:00.0 tenant a" },
+	{ 1, AA " dev 01:00.0 help" },
+	{ 0, "alloc del 3" },
+	{ 0, "alloc del id 3" },
+	{ 0, "alloc del owner " UUID },
+	{ 0, "alloc del help" },
+	{ 1, "alloc del" },
+	{ 1, "alloc del id" },
+	{ 1, "alloc del owner" },
+	{ 1, "alloc del owner 3" },
+	{ 1, "alloc del " UUID },
+	{ 1, "alloc del -1" },
+	{ 1, "alloc del 3 4" },
+	{ 1, "alloc del id 3 owner " UUID },
+	{ 0, "alloc save /var/lib/gpuctl/ledger" },
+	{ 0, "alloc save -" },
+	{ 0, "alloc save help" },
+	{ 1, "alloc save" },
+	{ 1, "alloc save f g" },
+	{ 0, "alloc restore /var/lib/gpuctl/ledger" },
+	{ 0, "alloc restore -" },
+	{ 0, "-j alloc restore f" },
+	{ 1, "alloc restore" },
+	{ 1, "alloc restore f g" },
+	/* limit */
+	{ 0, "limit" },
+	{ 0, "limit show" },
+	{ 0, "limit help" },
+	{ 0, "limit show account acme" },
+	{ 0, "-j limit show domain d1" },
+	{ 0, "limit set account acme max 2" },
+	{ 0, "limit set project p1 max 0" },
+	{ 0, "limit set domain d1 max none" },
+	{ 0, "-j limit set account acme max 4294967295" },
+	{ 0, "limit set help" },
+	{ 1, "limit list" },
+	{ 1, "limit show account" },
+	{ 1, "limit show tenant acme" },
+	{ 1, "limit show account acme extra" },
+	{ 1, "limit set" },
+	{ 1, "limit set account" },
+	{ 1, "limit set account acme" },
+	{ 1, "limit set account acme max" },
+	{ 1, "limit set account acme 2" },
+	{ 1, "limit set account acme max -1" },
+	{ 1, "limit set account acme max 4294967296" },
+	{ 1, "limit set account acme max two" },
+	{ 1, "limit set account acme max 2 extra" },
+	{ 1, "limit set owner acme max 2" },
 };
 
 static int test_num;
@@ -347,6 +461,8 @@ static const char *const dev_json_want[][2] = {
 	{ "state", "\"held\"" },
 	{ "state_reason", "\"bound to bochs-drm\"" },
 	{ "rule", "3" },
+	{ "allocation", "null" },
+	{ "holder", "null" },
 	{ "vendor", NULL },
 	{ "device", NULL },
 };
@@ -415,7 +531,7 @@ static void test_dev_output(void)
 
 	out = render(&d, false);
 	snprintf(want, sizeof(want),
-		 "0000:01:00.0 gpu bochs-drm state held (bound to bochs-drm) rule 3 1234:1111 group 7 numa - root 0000:00:01.0 %s %s",
+		 "0000:01:00.0 gpu bochs-drm state held (bound to bochs-drm) rule 3 1234:1111 group 7 numa - root 0000:00:01.0 alloc - holder - %s %s",
 		 vendor, device);
 	check_str("dev text line", out, want);
 	free(out);
@@ -423,7 +539,7 @@ static void test_dev_output(void)
 	/* an action: only notifications have one, in JSON after the rule */
 	d.action = GPUCTL_DEV_ACTION_TAKEN;
 	out = render(&d, true);
-	report(!!strstr(out, "\"rule\":3,\"action\":\"taken\",\"vendor\":"),
+	report(!!strstr(out, "\"rule\":3,\"action\":\"taken\",\"allocation\":"),
 	       "%s", "dev JSON action");
 	free(out);
 	out = render(&d, false);
@@ -566,6 +682,7 @@ int main(void)
 	test_json_escape();
 	test_parsers();
 	test_rules();
+	test_allocs();
 	pci_names_cleanup();
 	printf("1..%d\n# %d of %d failed\n", test_num, failed, test_num);
 	return failed ? 1 : 0;

@@ -23,5 +23,6 @@ void capture_end(struct capture *c, char **out, char **err);
 int run_args(const char *args, bool dry_run, char **out, char **err);
 
 void test_rules(void);
+void test_allocs(void);
 
 #endif /* _GPUCTL_TEST_CMDLINE_H */

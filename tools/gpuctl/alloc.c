@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * gpuctl alloc: the ledger of which VM owns which GPU. The module keeps
+ * it, picks GPUs for "count" requests and enforces it at VFIO open; this
+ * file adds, deletes and shows allocations. Saving and restoring the
+ * ledger is in ledger.c.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/genetlink.h>
+#include <linux/gpuctl.h>
+
+#include "gpuctl.h"
+#include "json_print.h"
+
+static void alloc_help(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: gpuctl alloc add owner UUID [ name NAME ] [ account NAME ]\n"
+		"                        [ project NAME ] [ domain NAME ] PICK\n"
+		"                        [ detach-on-stop ] [ uid UID ] [ gid GID ] [ id ID ]\n"
+		"       gpuctl alloc del { ID | id ID | owner UUID }\n"
+		"       gpuctl alloc show [ ID ]\n"
+		"       gpuctl alloc save { FILE | - }\n"
+		"       gpuctl alloc restore { FILE | - }\n"
+		"       gpuctl alloc help\n"
+		"where  PICK := { dev ADDR [ dev ADDR ]... |\n"
+		"                 count N [ match IDS ] [ numa NODE [ policy POLICY ] ] }\n"
+		"       ADDR := { DDDD:BB:DD.F | BB:DD.F }, a reserved GPU\n"
+		"       IDS := { VVVV:DDDD | VVVV:* | VVVV:DDDD:SSSS:SSSS }\n"
+		"       POLICY := { required | preferred | legacy }\n");
+}
+
+static int alloc_str(const struct nlattr *attr, char *buf, size_t size)
+{
+	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+		return -1;
+	snprintf(buf, size, "%s", mnl_attr_get_str(attr));
+	return 0;
+}
+
+static int alloc_u32(const struct nlattr *attr, u32 *val)
+{
+	if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+		return -1;
+	*val = mnl_attr_get_u32(attr);
+	return 0;
+}
+
+static int alloc_dev_add(struct alloc_info *al, const struct nlattr *attr)
+{
+	char (*devs)[ADDR_BUFSZ];
+
+	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+		return -1;
+	devs = realloc(al->devs, (al->ndevs + 1) * sizeof(*devs));
+	if (!devs)
+		return -1;
+	al->devs = devs;
+	snprintf(devs[al->ndevs++], ADDR_BUFSZ, "%s", mnl_attr_get_str(attr));
+	return 0;
+}
+
+static int alloc_attr_add(struct alloc_info *al, const struct nlattr *attr)
+{
+	switch (mnl_attr_get_type(attr)) {
+	case GPUCTL_A_ALLOC_ID:
+		return alloc_u32(attr, &al->id);
+	case GPUCTL_A_ALLOC_OWNER:
+		return alloc_str(attr, al->owner, sizeof(al->owner));
+	case GPUCTL_A_ALLOC_NAME:
+		return alloc_str(attr, al->name, sizeof(al->name));
+	case GPUCTL_A_ALLOC_ACCOUNT:
+		return alloc_str(attr, al->labels[GPUCTL_LIMIT_SCOPE_ACCOUNT - 1],
+				 sizeof(al->labels[0]));
+	case GPUCTL_A_ALLOC_PROJECT:
+		return alloc_str(attr, al->labels[GPUCTL_LIMIT_SCOPE_PROJECT - 1],
+				 sizeof(al->labels[0]));
+	case GPUCTL_A_ALLOC_DOMAIN:
+		return alloc_str(attr, al->labels[GPUCTL_LIMIT_SCOPE_DOMAIN - 1],
+				 sizeof(al->labels[0]));
+	case GPUCTL_A_ALLOC_DEVICE:
+		return alloc_dev_add(al, attr);
+	case GPUCTL_A_ALLOC_DETACH_ON_STOP:
+		al->detach_on_stop = true;
+		break;
+	case GPUCTL_A_ALLOC_UID:
+		al->has_uid = true;
+		return alloc_u32(attr, &al->uid);
+	case GPUCTL_A_ALLOC_GID:
+		al->has_gid = true;
+		return alloc_u32(attr, &al->gid);
+	case GPUCTL_A_ALLOC_STATE:
+		return alloc_u32(attr, &al->state);
+	case GPUCTL_A_ALLOC_STATE_REASON:
+		al->has_state_reason = true;
+		return alloc_str(attr, al->state_reason,
+				 sizeof(al->state_reason));
+	case GPUCTL_A_ALLOC_GPUS:
+		return alloc_u32(attr, &al->gpus);
+	case GPUCTL_A_ALLOC_END:
+		return alloc_u32(attr, &al->end);
+	}
+	/* attributes from a newer module are skipped, not refused */
+	return 0;
+}
+
+/**
+ * alloc_info_parse() - read an alloc-get reply or an allocation notification
+ * @nlh: the message
+ * @al: a zeroed allocation, filled; free it with alloc_info_release()
+ *
+ * Return: 0, or -1 with errno set when an attribute is malformed.
+ */
+int alloc_info_parse(const struct nlmsghdr *nlh, struct alloc_info *al)
+{
+	const struct nlattr *attr;
+
+	mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr))
+		if (alloc_attr_add(al, attr))
+			return -1;
+	return 0;
+}
+
+void alloc_info_release(struct alloc_info *al)
+{
+	free(al->devs);
+	al->devs = NULL;
+	al->ndevs = 0;
+}
+
+/* "name vm1" in text and "name":"vm1" in JSON, or "name":null */
+static void print_label(const char *key, const char *value)
+{
+	char fmt[32];
+
+	snprintf(fmt, sizeof(fmt), " %s %%s", key);
+	print_string(value[0] ? PRINT_ANY : PRINT_JSON, key, fmt,
+		     value[0] ? value : NULL);
+}
+
+static void print_opt_uint(const char *key, bool has, u32 value)
+{
+	char fmt[32];
+
+	snprintf(fmt, sizeof(fmt), " %s %%u", key);
+	if (has)
+		print_uint(PRINT_ANY, key, fmt, value);
+	else
+		print_null(PRINT_JSON, key, NULL, NULL);
+}
+
+/**
+ * alloc_info_print() - print one allocation, as lines, one line or JSON
+ * @al: the allocation
+ * @form: which text form; JSON is the same for both
+ *
+ * The caller ends the text with print_nl() and, in JSON, opens and
+ * closes the object around it.
+ */
+void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
+{
+	static const char *const label_keys[ALLOC_NR_LABELS] = {
+		"account", "project", "domain",
+	};
+	char state[STATE_REASON_BUFSZ + 32];
+	size_t i;
+
+	print_uint(PRINT_ANY, "id", "alloc %u", al->id);
+	print_string(PRINT_ANY, "owner", " owner %s", al->owner);
+	print_label("name", al->name);
+	for (i = 0; i < ALLOC_NR_LABELS; i++)
+		print_label(label_keys[i], al->labels[i]);
+
+	open_json_array(PRINT_JSON, "devices");
+	for (i = 0; i < al->ndevs; i++)
+		print_string(PRINT_JSON, NULL, NULL, al->devs[i]);
+	close_json_array(PRINT_JSON, NULL);
+
+	print_uint(PRINT_ANY, "gpus", " gpus %u", al->gpus);
+	/* "lost (0000:0e:00.0 was removed)": the reason is the news */
+	print_string(PRINT_JSON, "state", NULL, alloc_state_name(al->state));
+	if (al->has_state_reason) {
+		snprintf(state, sizeof(state), "%s (%s)",
+			 alloc_state_name(al->state), al->state_reason);
+		print_string(PRINT_JSON, "state_reason", NULL,
+			     al->state_reason);
+	} else {
+		snprintf(state, sizeof(state), "%s",
+			 alloc_state_name(al->state));
+	}
+	print_string(PRINT_FP, NULL, " state %s", state);
+	print_bool(PRINT_JSON, "detach_on_stop", NULL, al->detach_on_stop);
+	if (al->detach_on_stop)
+		print_string(PRINT_FP, NULL, "%s", " detach-on-stop");
+	print_opt_uint("uid", al->has_uid, al->uid);
+	print_opt_uint("gid", al->has_gid, al->gid);
+	if (al->end)
+		print_string(PRINT_ANY, "end", " end %s",
+			     alloc_end_name(al->end));
+
+	/* in text the devices come last, on a line of their own in a block */
+	print_string(PRINT_FP, NULL, "%s",
+		     form == ALLOC_FORM_LINE ? " devices" : "\n  devices:");
+	for (i = 0; i < al->ndevs; i++)
+		print_string(PRINT_FP, NULL, " %s", al->devs[i]);
+	if (!al->ndevs)
+		print_string(PRINT_FP, NULL, "%s", " -");
+}
+
+static int alloc_parse(const struct nlmsghdr *nlh, void *elem)
+{
+	return alloc_info_parse(nlh, elem);
+}
+
+static void alloc_release(void *elem)
+{
+	alloc_info_release(elem);
+}
+
+/* An empty list of allocations for nl_collect(); free it with nl_list_free() */
+void alloc_list_init(struct nl_list *list)
+{
+	*list = (struct nl_list){ .size = sizeof(struct alloc_info),
+				  .parse = alloc_parse,
+				  .release = alloc_release };
+}
+
+/* Allocations as {"allocations":[...]} or as text, two lines each */
+void alloc_list_print(const struct nl_list *list)
+{
+	const struct alloc_info *v = list->v;
+	size_t i;
+
+	new_json_obj();
+	open_json_array(PRINT_JSON, "allocations");
+	for (i = 0; i < list->n; i++) {
+		open_json_object(NULL);
+		alloc_info_print(&v[i], ALLOC_FORM_BLOCK);
+		close_json_object();
+		print_nl();
+	}
+	close_json_array(PRINT_JSON, NULL);
+	delete_json_obj();
+}
+
+/**
+ * alloc_new() - ask the kernel for an allocation
+ * @nl: an open socket
+ * @s: what to allocate
+ * @list: an allocation list, given the allocation the kernel made
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
+	      struct nl_list *list)
+{
+	static const u16 label_attrs[ALLOC_NR_LABELS] = {
+		GPUCTL_A_ALLOC_ACCOUNT, GPUCTL_A_ALLOC_PROJECT,
+		GPUCTL_A_ALLOC_DOMAIN,
+	};
+	struct nlmsghdr *nlh;
+	size_t i;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_ALLOC_NEW, false);
+	if (s->has_id)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_ID, s->id);
+	mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_OWNER, s->owner);
+	if (s->name[0])
+		mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_NAME, s->name);
+	for (i = 0; i < ALLOC_NR_LABELS; i++)
+		if (s->labels[i][0])
+			mnl_attr_put_strz(nlh, label_attrs[i], s->labels[i]);
+	/* 64 addresses take 1.5 KiB, well inside the send buffer */
+	for (i = 0; i < s->ndevs; i++)
+		mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_DEVICE, s->devs[i]);
+	if (s->count)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_COUNT, s->count);
+	if (s->match[0])
+		mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_MATCH, s->match);
+	if (s->has_numa)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_NUMA_NODE, s->numa_node);
+	if (s->numa_policy)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_NUMA_POLICY,
+				 s->numa_policy);
+	if (s->detach_on_stop)
+		mnl_attr_put(nlh, GPUCTL_A_ALLOC_DETACH_ON_STOP, 0, NULL);
+	if (s->has_uid)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_UID, s->uid);
+	if (s->has_gid)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_GID, s->gid);
+	return nl_collect(nl, nlh, list);
+}
+
+/**
+ * alloc_del() - end an allocation, or every allocation of a VM
+ * @nl: an open socket
+ * @id: the allocation's id, used when @owner is NULL
+ * @owner: the VM's UUID in the kernel's form, or NULL
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int alloc_del(struct nl_ctx *nl, u32 id, const char *owner)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_ALLOC_DEL, false);
+	if (owner)
+		mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_OWNER, owner);
+	else
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_ID, id);
+	return nl_request(nl, nlh, NULL, NULL, NULL);
+}
+
+/**
+ * alloc_dump() - every allocation, in id order
+ * @nl: an open socket
+ * @list: an empty allocation list, filled
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int alloc_dump(struct nl_ctx *nl, struct nl_list *list)
+{
+	return nl_collect(nl, nl_msg_start(nl, GPUCTL_CMD_ALLOC_GET, true),
+			  list);
+}
+
+static int cmd_alloc_add(struct gpuctl *g, struct args *a)
+{
+	char err[ALLOC_ERR_BUFSZ];
+	struct alloc_spec s;
+	struct nl_list list;
+	struct nl_ctx *nl;
+	int ret;
+
+	if (args_is(a, "help")) {
+		alloc_help(stdout);
+		return EXIT_OK;
+	}
+	if (alloc_args_parse(a, &s, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: alloc add: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	alloc_list_init(&list);
+	if (alloc_new(nl, &s, &list)) {
+		fprintf(stderr, "gpuctl: cannot allocate for %s\n", s.owner);
+		ret = EXIT_KERNEL;
+	} else {
+		alloc_list_print(&list);
+	}
+	nl_list_free(&list);
+	return ret;
+}
+
+/* "ID", "id ID" or "owner UUID": what alloc del deletes */
+static int alloc_del_args(struct args *a, u32 *id, char *owner, size_t size)
+{
+	const char *arg = args_next(a);
+
+	if (!arg) {
+		fprintf(stderr, "gpuctl: alloc del: missing ID or owner UUID\n");
+		return -EINVAL;
+	}
+	owner[0] = '\0';
+	if (!strcmp(arg, "owner")) {
+		arg = args_next(a);
+		if (arg && !uuid_parse(arg, owner, size))
+			return 0;
+		fprintf(stderr,
+			"gpuctl: alloc del: invalid owner \"%s\", expected a UUID\n",
+			arg ? arg : "");
+		return -EINVAL;
+	}
+	if (!strcmp(arg, "id"))
+		arg = args_next(a);
+	if (arg && !parse_u32(arg, id))
+		return 0;
+	fprintf(stderr,
+		"gpuctl: alloc del: invalid allocation id \"%s\", expected a number\n",
+		arg ? arg : "");
+	return -EINVAL;
+}
+
+static int cmd_alloc_del(struct gpuctl *g, struct args *a)
+{
+	char owner[GPUCTL_UUID_LEN + 1];
+	struct nl_ctx *nl;
+	u32 id = 0;
+	int ret;
+
+	if (args_is(a, "help")) {
+		alloc_help(stdout);
+		return EXIT_OK;
+	}
+	if (alloc_del_args(a, &id, owner, sizeof(owner)))
+		return EXIT_USAGE;
+	if (!args_done(a, "alloc del"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	if (alloc_del(nl, id, owner[0] ? owner : NULL)) {
+		if (owner[0])
+			fprintf(stderr,
+				"gpuctl: cannot delete the allocations of %s\n",
+				owner);
+		else
+			fprintf(stderr, "gpuctl: cannot delete allocation %u\n",
+				id);
+		return EXIT_KERNEL;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_alloc_show(struct gpuctl *g, struct args *a)
+{
+	struct nlmsghdr *nlh;
+	struct nl_list list;
+	struct nl_ctx *nl;
+	bool one = false;
+	const char *arg;
+	u32 id = 0;
+	int ret;
+
+	arg = args_next(a);
+	if (arg) {
+		if (!strcmp(arg, "help")) {
+			alloc_help(stdout);
+			return EXIT_OK;
+		}
+		if (parse_u32(arg, &id)) {
+			fprintf(stderr,
+				"gpuctl: invalid allocation id \"%s\", expected a number\n",
+				arg);
+			return EXIT_USAGE;
+		}
+		one = true;
+	}
+	if (!args_done(a, "alloc show"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	alloc_list_init(&list);
+	nlh = nl_msg_start(nl, GPUCTL_CMD_ALLOC_GET, !one);
+	if (one)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_ID, id);
+	if (nl_collect(nl, nlh, &list)) {
+		if (one)
+			fprintf(stderr, "gpuctl: cannot show allocation %u\n",
+				id);
+		ret = EXIT_KERNEL;
+	} else {
+		alloc_list_print(&list);
+	}
+	nl_list_free(&list);
+	return ret;
+}
+
+/* save and restore take one FILE, "-" for stdout or stdin */
+static int ledger_file_arg(struct args *a, const char *cmd, const char **file)
+{
+	*file = args_next(a);
+	if (!*file) {
+		fprintf(stderr, "gpuctl: alloc %s: missing FILE (- for std%s)\n",
+			cmd, strcmp(cmd, "save") ? "in" : "out");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_alloc_save(struct gpuctl *g, struct args *a)
+{
+	const char *file;
+
+	if (args_is(a, "help")) {
+		alloc_help(stdout);
+		return EXIT_OK;
+	}
+	if (ledger_file_arg(a, "save", &file) || !args_done(a, "alloc save"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+	return alloc_save(g, file);
+}
+
+static int cmd_alloc_restore(struct gpuctl *g, struct args *a)
+{
+	const char *file;
+
+	if (args_is(a, "help")) {
+		alloc_help(stdout);
+		return EXIT_OK;
+	}
+	if (ledger_file_arg(a, "restore", &file) ||
+	    !args_done(a, "alloc restore"))
+		return EXIT_USAGE;
+	/* a dry run stops before the file is read, as apply's does */
+	if (g->dry_run)
+		return EXIT_OK;
+	return alloc_restore(g, file);
+}
+
+/**
+ * cmd_alloc() - gpuctl alloc { add | del | show | save | restore | help }
+ * @g: the tool's state
+ * @a: the words after "alloc"
+ *
+ * Return: the exit code.
+ */
+int cmd_alloc(struct gpuctl *g, struct args *a)
+{
+	static const struct cmd_entry cmds[] = {
+		{ "show", cmd_alloc_show },
+		{ "add", cmd_alloc_add },
+		{ "del", cmd_alloc_del },
+		{ "save", cmd_alloc_save },
+		{ "restore", cmd_alloc_restore },
+	};
+
+	return cmd_dispatch(g, a, "alloc", cmds, ARRAY_SIZE(cmds),
+			    alloc_help);
+}
