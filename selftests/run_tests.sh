@@ -29,7 +29,8 @@ fi
 # C programs and the topologies they run on; lifecycle unloads the module,
 # so it goes last.
 c_tests_early="inventory:full,noiommu errors:full,noiommu events:full,noiommu
-	dump_race:full,noiommu hotplug:full,noiommu reserve:full,noiommu"
+	dump_race:full,noiommu hotplug:full,noiommu reserve:full,noiommu alloc:full
+	alloc_stress:full"
 c_tests_late="lifecycle:full,noiommu"
 
 prog_timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
@@ -89,6 +90,9 @@ load_module() {
 		echo "# $ko missing (make modules-all)"
 		return 1
 	fi
+	# insmod does not load dependencies (vfio-pci-core, vfio).
+	# shellcheck disable=SC2046 # one word per module
+	modprobe -a $(modinfo -F depends "$ko" | tr , ' ') || return 1
 	echo "# insmod $ko dyndbg=+p"
 	insmod "$ko" dyndbg=+p
 }

@@ -10,7 +10,10 @@
 #   (c) the sysfs walk that gathers the same facts: lspci -D -nn -vmm -k
 #       plus iommu_group and numa_node of every device
 # and prints the mean per call and the ratios a/c and b/c, all from one
-# run, so that the host's speed cancels out. Also the module's memory.
+# run, so that the host's speed cancels out. Also the module's memory, and
+# what an allocation costs: alloc-new count 1 + alloc-del round trips
+# against dev-get do round trips, with 1 client and with 8 concurrent
+# clients (selftests/bench/alloc_bench.c).
 # A benchmark, not a test: it never fails on numbers, only when a step
 # cannot run at all.
 
@@ -83,6 +86,24 @@ printf '%-44s %10s\n' "(b) $client" "$b"
 printf '%-44s %10s\n' "(c) lspci -D -nn -vmm -k + iommu_group/numa" "$c"
 echo "ratio a/c: $(ratio "$a" "$c")"
 echo "ratio b/c: $(ratio "$b" "$c")"
+
+# Every GPU of topology "full" whose group is viable, so that 8 clients
+# rarely find none free.
+ALLOC_GPUS=${GPUCTL_BENCH_GPUS:-0000:01:00.0 0000:02:00.0 0000:03:00.0 \
+0000:04:00.0 0000:05:00.0 0000:06:00.0 0000:07:00.0 0000:81:00.0}
+echo "allocation:"
+if [ -x "$GPUCTL_ROOT/selftests/bin/alloc_bench" ]; then
+	# shellcheck disable=SC2086 # one word per address
+	if out=$("$GPUCTL_ROOT/selftests/bin/alloc_bench" \
+		-n "${GPUCTL_BENCH_ROUNDS:-200}" -c 8 $ALLOC_GPUS 2>&1); then
+		sed 's/^/  /' <<<"$out"
+	else
+		sed 's/^/  /' <<<"$out"
+		echo "  alloc_bench failed"
+	fi
+else
+	echo "  skipped: selftests/bin/alloc_bench not built (make -C selftests)"
+fi
 
 echo "memory:"
 echo "  module size (/proc/modules): $(awk '$1 == "gpuctl" { print $2 }' /proc/modules) bytes"
