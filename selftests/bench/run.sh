@@ -93,14 +93,12 @@ ALLOC_GPUS=${GPUCTL_BENCH_GPUS:-0000:01:00.0 0000:02:00.0 0000:03:00.0 \
 0000:04:00.0 0000:05:00.0 0000:06:00.0 0000:07:00.0 0000:81:00.0}
 echo "allocation:"
 if [ -x "$GPUCTL_ROOT/selftests/bin/alloc_bench" ]; then
+	out=$(mktemp)
 	# shellcheck disable=SC2086 # one word per address
-	if out=$("$GPUCTL_ROOT/selftests/bin/alloc_bench" \
-		-n "${GPUCTL_BENCH_ROUNDS:-200}" -c 8 $ALLOC_GPUS 2>&1); then
-		sed 's/^/  /' <<<"$out"
-	else
-		sed 's/^/  /' <<<"$out"
-		echo "  alloc_bench failed"
-	fi
+	"$GPUCTL_ROOT/selftests/bin/alloc_bench" -n "${GPUCTL_BENCH_ROUNDS:-200}" \
+		-c 8 $ALLOC_GPUS >"$out" 2>&1 || echo "alloc_bench failed" >>"$out"
+	sed 's/^/  /' "$out"
+	rm -f "$out"
 else
 	echo "  skipped: selftests/bin/alloc_bench not built (make -C selftests)"
 fi
