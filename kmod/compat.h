@@ -81,6 +81,21 @@ static inline bool gpuctl_override_is(struct pci_dev *pdev, const char *name)
 #endif
 
 /*
+ * 6.2 added the iommufd callbacks to struct vfio_device_ops; a variant
+ * driver must set all four when CONFIG_IOMMUFD is on, and the names are
+ * NULL when it is off (kernel-facts 4.2). Expanded after <linux/vfio.h>.
+ */
+#ifdef GPUCTL_HAVE_VFIO_IOMMUFD_OPS
+#define GPUCTL_VFIO_IOMMUFD_OPS					\
+	.bind_iommufd	= vfio_iommufd_physical_bind,		\
+	.unbind_iommufd	= vfio_iommufd_physical_unbind,		\
+	.attach_ioas	= vfio_iommufd_physical_attach_ioas,	\
+	.detach_ioas	= vfio_iommufd_physical_detach_ioas,
+#else
+#define GPUCTL_VFIO_IOMMUFD_OPS
+#endif
+
+/*
  * Formatted extack messages came in 6.2. Before, extack->_msg must outlive
  * the handler, until netlink_ack() copies it right after the handler
  * returns; so 6.1 gets a small ring of buffers, advanced under gpuctl_lock

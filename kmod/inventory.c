@@ -8,8 +8,10 @@
  * Locking: gpuctl_lock protects the device and group tables, every field
  * of struct gpuctl_dev and struct gpuctl_group, and the generation counter.
  * The driver core calls the notifier with the device lock held for the
- * (UN)BOUND events, so gpuctl_lock nests inside device_lock and gpuctl
- * never takes a device lock. IOMMU group mutexes nest inside gpuctl_lock
+ * (UN)BIND/(UN)BOUND events, so gpuctl_lock nests inside device_lock and
+ * gpuctl never takes a device lock under it. vfio calls gpuctl with its
+ * device set lock held (vfio-track.c), so that one nests outside
+ * gpuctl_lock too. IOMMU group mutexes nest inside gpuctl_lock
  * (gpuctl_group_collect()).
  *
  * Lifetimes: a tracked device holds a pci_dev reference and its group an
@@ -23,11 +25,13 @@
 #include <linux/xarray.h>
 #include <uapi/linux/gpuctl.h>
 
+#include "alloc.h"
 #include "compat.h"
 #include "inventory.h"
 #include "iommu.h"
 #include "netlink.h"
 #include "reserve.h"
+#include "vfio-track.h"
 
 /* Protects the device and group tables; see the top of this file. */
 DEFINE_MUTEX(gpuctl_lock);
@@ -174,6 +178,7 @@ static struct gpuctl_dev *gpuctl_dev_create(struct pci_dev *pdev,
 static void gpuctl_dev_destroy(struct gpuctl_dev *dev)
 {
 	pr_debug("dev %s destroyed\n", pci_name(dev->pdev));
+	gpuctl_alloc_dev_gone(dev);
 	if (dev->group)
 		list_del(&dev->group_node);
 	xa_erase(&gpuctl_devs, dev->key);
@@ -373,8 +378,15 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 		mutex_lock(&gpuctl_lock);
 		gpuctl_inventory_set_driver(pdev, d->driver);
 		mutex_unlock(&gpuctl_lock);
+		/* Outside gpuctl_lock: vfio's device set lock nests outside. */
+		gpuctl_vfio_hook_bound(pdev);
+		break;
+	case BUS_NOTIFY_UNBIND_DRIVER:
+		gpuctl_vfio_hook_unbind(pdev);
 		break;
 	case BUS_NOTIFY_UNBOUND_DRIVER:
+		gpuctl_vfio_hook_unbound(pdev);
+		fallthrough;
 	case BUS_NOTIFY_DRIVER_NOT_BOUND:
 		/* dev->driver may still be set for a failed probe. */
 		mutex_lock(&gpuctl_lock);

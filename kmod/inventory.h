@@ -9,8 +9,10 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 
+struct gpuctl_alloc;
 struct gpuctl_group;
 struct gpuctl_rule;
 
@@ -19,6 +21,27 @@ struct gpuctl_rule;
 
 /* Why a reserved device is blocked, e.g. "vfio-pci did not bind". */
 #define GPUCTL_BLOCKED_LEN 64
+
+/**
+ * struct gpuctl_holder - the VFIO user that has a device open
+ * @open: a VFIO user has the device open (vfio's open count is not 0)
+ * @pid: its thread group id; 0 when it opened before gpuctl loaded
+ * @comm: its command name, "" when unknown
+ * @uid: its effective uid when it opened the device
+ * @since: when it opened the device, seconds since the epoch
+ * @match: enum gpuctl_open_match
+ *
+ * Only the first open of a VFIO device reaches its driver (kernel-facts
+ * 4.3), so there is one holder; fds it passes on stay with it.
+ */
+struct gpuctl_holder {
+	bool open;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	u32 uid;
+	time64_t since;
+	u32 match;
+};
 
 /**
  * struct gpuctl_dev - one tracked PCI function
@@ -41,6 +64,8 @@ struct gpuctl_rule;
  * @pending: the enforcement worker has to look at it
  * @needs_override: gives it its driver_override right away, before a
  *	driver can bind (gpuctl_reserve_claim())
+ * @alloc: the allocation it belongs to, NULL when unallocated
+ * @holder: the VFIO user that has it open, if any
  *
  * The driver is cached from bus events, which run with the device lock
  * held, so readers never follow pdev->dev.driver of a device that may be
@@ -63,6 +88,9 @@ struct gpuctl_dev {
 	bool take;
 	bool pending;
 	bool needs_override;
+
+	struct gpuctl_alloc *alloc;
+	struct gpuctl_holder holder;
 };
 
 extern struct mutex gpuctl_lock;

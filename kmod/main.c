@@ -12,18 +12,23 @@
 #include <uapi/linux/gpuctl.h>
 
 #include "inventory.h"
+#include "limit.h"
 #include "netlink.h"
 #include "param.h"
 #include "reserve.h"
 #include "rule.h"
+#include "vfio-track.h"
 
 /*
- * The worker and the family go first, then the parameter's rules, and the
- * notifier last: every notification is sent on a registered family, and
- * the load-time scan already applies the rules. Exit undoes them in
- * reverse, except that the worker stops before the family goes (it sends
- * notifications) and its queue is freed once no request can kick it; the
- * tables are freed last.
+ * The worker and the family go first, then gpuctl-vfio-pci (a rule may
+ * name it), the parameter's rules, the notifier, and the hooks on devices
+ * vfio-pci has already: every notification is sent on a registered
+ * family, and the load-time scan already applies the rules. Exit undoes
+ * them in reverse, except that the worker stops before the VFIO parts go
+ * (it binds devices) and before the family goes (it sends
+ * notifications), and its queue is freed once no request can kick it;
+ * the tables are freed last. No allocation and no open tracked device is
+ * left by then: each holds a reference on the module.
  */
 static int __init gpuctl_mod_init(void)
 {
@@ -37,19 +42,29 @@ static int __init gpuctl_mod_init(void)
 	if (ret)
 		goto err_reserve_exit;
 
-	ret = gpuctl_param_load();
+	ret = gpuctl_vfio_driver_init();
 	if (ret)
 		goto err_netlink_exit;
+
+	ret = gpuctl_param_load();
+	if (ret)
+		goto err_driver_exit;
 
 	ret = gpuctl_inventory_start();
 	if (ret)
-		goto err_netlink_exit;
+		goto err_driver_exit;
 
+	gpuctl_vfio_hook_scan();
 	pr_info("version " GPUCTL_VERSION " loaded\n");
 	return 0;
 
+err_driver_exit:
+	gpuctl_reserve_stop();
+	gpuctl_vfio_driver_exit();
+	goto err_family;
 err_netlink_exit:
 	gpuctl_reserve_stop();
+err_family:
 	gpuctl_netlink_exit();
 err_reserve_exit:
 	gpuctl_reserve_exit();
@@ -61,10 +76,13 @@ static void __exit gpuctl_mod_exit(void)
 {
 	gpuctl_inventory_stop();
 	gpuctl_reserve_stop();
+	gpuctl_vfio_hook_exit();
+	gpuctl_vfio_driver_exit();
 	gpuctl_netlink_exit();
 	gpuctl_reserve_exit();
 	gpuctl_inventory_flush();
 	gpuctl_rule_flush();
+	gpuctl_limit_flush();
 }
 
 module_init(gpuctl_mod_init);

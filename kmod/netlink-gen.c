@@ -39,8 +39,50 @@ const struct nla_policy gpuctl_rule_get_nl_policy[GPUCTL_A_RULE_ID + 1] = {
 	[GPUCTL_A_RULE_ID] = { .type = NLA_U32, },
 };
 
+/* GPUCTL_CMD_ALLOC_NEW - do */
+const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_GID + 1] = {
+	[GPUCTL_A_ALLOC_ID] = { .type = NLA_U32, },
+	[GPUCTL_A_ALLOC_OWNER] = { .type = NLA_NUL_STRING, .len = GPUCTL_UUID_LEN, },
+	[GPUCTL_A_ALLOC_NAME] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
+	[GPUCTL_A_ALLOC_ACCOUNT] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
+	[GPUCTL_A_ALLOC_PROJECT] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
+	[GPUCTL_A_ALLOC_DOMAIN] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
+	[GPUCTL_A_ALLOC_DEVICE] = { .type = NLA_STRING, .len = GPUCTL_ADDRESS_LEN, },
+	[GPUCTL_A_ALLOC_COUNT] = { .type = NLA_U32, },
+	[GPUCTL_A_ALLOC_MATCH] = { .type = NLA_NUL_STRING, .len = GPUCTL_MATCH_LEN, },
+	[GPUCTL_A_ALLOC_NUMA_NODE] = { .type = NLA_U32, },
+	[GPUCTL_A_ALLOC_NUMA_POLICY] = NLA_POLICY_RANGE(NLA_U32, 1, 3),
+	[GPUCTL_A_ALLOC_DETACH_ON_STOP] = { .type = NLA_FLAG, },
+	[GPUCTL_A_ALLOC_UID] = { .type = NLA_U32, },
+	[GPUCTL_A_ALLOC_GID] = { .type = NLA_U32, },
+};
+
+/* GPUCTL_CMD_ALLOC_DEL - do */
+const struct nla_policy gpuctl_alloc_del_nl_policy[GPUCTL_A_ALLOC_OWNER + 1] = {
+	[GPUCTL_A_ALLOC_ID] = { .type = NLA_U32, },
+	[GPUCTL_A_ALLOC_OWNER] = { .type = NLA_NUL_STRING, .len = GPUCTL_UUID_LEN, },
+};
+
+/* GPUCTL_CMD_ALLOC_GET - do */
+const struct nla_policy gpuctl_alloc_get_nl_policy[GPUCTL_A_ALLOC_ID + 1] = {
+	[GPUCTL_A_ALLOC_ID] = { .type = NLA_U32, },
+};
+
+/* GPUCTL_CMD_LIMIT_SET - do */
+const struct nla_policy gpuctl_limit_set_nl_policy[GPUCTL_A_LIMIT_MAX_GPUS + 1] = {
+	[GPUCTL_A_LIMIT_SCOPE] = NLA_POLICY_RANGE(NLA_U32, 1, 3),
+	[GPUCTL_A_LIMIT_NAME] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
+	[GPUCTL_A_LIMIT_MAX_GPUS] = { .type = NLA_U32, },
+};
+
+/* GPUCTL_CMD_LIMIT_GET - do */
+const struct nla_policy gpuctl_limit_get_nl_policy[GPUCTL_A_LIMIT_NAME + 1] = {
+	[GPUCTL_A_LIMIT_SCOPE] = NLA_POLICY_RANGE(NLA_U32, 1, 3),
+	[GPUCTL_A_LIMIT_NAME] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
+};
+
 /* Ops table for gpuctl */
-const struct genl_ops gpuctl_nl_ops[5] = {
+const struct genl_ops gpuctl_nl_ops[10] = {
 	{
 		.cmd		= GPUCTL_CMD_DEV_GET,
 		.doit		= gpuctl_nl_dev_get_doit,
@@ -76,6 +118,41 @@ const struct genl_ops gpuctl_nl_ops[5] = {
 		.policy		= gpuctl_rule_get_nl_policy,
 		.maxattr	= GPUCTL_A_RULE_ID,
 		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= GPUCTL_CMD_ALLOC_NEW,
+		.doit		= gpuctl_nl_alloc_new_doit,
+		.policy		= gpuctl_alloc_new_nl_policy,
+		.maxattr	= GPUCTL_A_ALLOC_GID,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= GPUCTL_CMD_ALLOC_DEL,
+		.doit		= gpuctl_nl_alloc_del_doit,
+		.policy		= gpuctl_alloc_del_nl_policy,
+		.maxattr	= GPUCTL_A_ALLOC_OWNER,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= GPUCTL_CMD_ALLOC_GET,
+		.doit		= gpuctl_nl_alloc_get_doit,
+		.dumpit		= gpuctl_nl_alloc_get_dumpit,
+		.policy		= gpuctl_alloc_get_nl_policy,
+		.maxattr	= GPUCTL_A_ALLOC_ID,
+	},
+	{
+		.cmd		= GPUCTL_CMD_LIMIT_SET,
+		.doit		= gpuctl_nl_limit_set_doit,
+		.policy		= gpuctl_limit_set_nl_policy,
+		.maxattr	= GPUCTL_A_LIMIT_MAX_GPUS,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= GPUCTL_CMD_LIMIT_GET,
+		.doit		= gpuctl_nl_limit_get_doit,
+		.dumpit		= gpuctl_nl_limit_get_dumpit,
+		.policy		= gpuctl_limit_get_nl_policy,
+		.maxattr	= GPUCTL_A_LIMIT_NAME,
 	},
 };
 

@@ -21,8 +21,18 @@ extern const struct nla_policy gpuctl_rule_del_nl_policy[GPUCTL_A_RULE_MATCH + 1
 
 extern const struct nla_policy gpuctl_rule_get_nl_policy[GPUCTL_A_RULE_ID + 1];
 
+extern const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_GID + 1];
+
+extern const struct nla_policy gpuctl_alloc_del_nl_policy[GPUCTL_A_ALLOC_OWNER + 1];
+
+extern const struct nla_policy gpuctl_alloc_get_nl_policy[GPUCTL_A_ALLOC_ID + 1];
+
+extern const struct nla_policy gpuctl_limit_set_nl_policy[GPUCTL_A_LIMIT_MAX_GPUS + 1];
+
+extern const struct nla_policy gpuctl_limit_get_nl_policy[GPUCTL_A_LIMIT_NAME + 1];
+
 /* Ops table for gpuctl */
-extern const struct genl_ops gpuctl_nl_ops[5];
+extern const struct genl_ops gpuctl_nl_ops[10];
 
 int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
@@ -33,6 +43,15 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_rule_get_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_rule_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int gpuctl_nl_alloc_new_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_alloc_del_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_alloc_get_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_alloc_get_dumpit(struct sk_buff *skb,
+			       struct netlink_callback *cb);
+int gpuctl_nl_limit_set_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_limit_get_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_limit_get_dumpit(struct sk_buff *skb,
+			       struct netlink_callback *cb);
 
 enum {
 	GPUCTL_NLGRP_MONITOR,

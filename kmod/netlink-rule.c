@@ -13,6 +13,7 @@
 #include <net/genetlink.h>
 #include <uapi/linux/gpuctl.h>
 
+#include "alloc.h"
 #include "compat.h"
 #include "inventory.h"
 #include "iommu.h"
@@ -337,7 +338,16 @@ int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 	unsigned long key;
 
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
-		if (dev->rule == rule && gpuctl_reserve_vfio_busy(dev)) {
+		if (dev->rule != rule)
+			continue;
+		if (dev->alloc) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
+					       "%s is allocated to %u; delete the allocation first",
+					       pci_name(dev->pdev),
+					       dev->alloc->info.id);
+			return -EBUSY;
+		}
+		if (gpuctl_reserve_vfio_busy(dev)) {
 			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
 					       "%s is open by a VFIO user; close it first",
 					       pci_name(dev->pdev));

@@ -13,6 +13,7 @@
 #include <net/genetlink.h>
 #include <uapi/linux/gpuctl.h>
 
+#include "alloc.h"
 #include "compat.h"
 #include "inventory.h"
 #include "iommu.h"
@@ -113,7 +114,31 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev)
 
 	if (dev->rule && nla_put_u32(msg, GPUCTL_A_DEV_RULE, dev->rule->id))
 		return -EMSGSIZE;
+	if (dev->alloc &&
+	    nla_put_u32(msg, GPUCTL_A_DEV_ALLOCATION, dev->alloc->info.id))
+		return -EMSGSIZE;
 	return gpuctl_nl_dev_fill_reason(msg, dev);
+}
+
+/* The VFIO user that has the device open; unknown ones only have pid 0. */
+static int gpuctl_nl_holder_fill(struct sk_buff *msg,
+				 const struct gpuctl_holder *holder)
+{
+	if (!holder->open)
+		return 0;
+
+	if (nla_put_u32(msg, GPUCTL_A_DEV_HOLDER_PID, holder->pid) ||
+	    nla_put_u32(msg, GPUCTL_A_DEV_OPEN_MATCH, holder->match))
+		return -EMSGSIZE;
+	if (!holder->pid)
+		return 0;
+
+	if (nla_put_string(msg, GPUCTL_A_DEV_HOLDER_COMM, holder->comm) ||
+	    nla_put_u32(msg, GPUCTL_A_DEV_HOLDER_UID, holder->uid) ||
+	    nla_put_u64_64bit(msg, GPUCTL_A_DEV_HOLDER_SINCE, holder->since,
+			      GPUCTL_A_DEV_PAD))
+		return -EMSGSIZE;
+	return 0;
 }
 
 static int gpuctl_nl_group_fill(struct sk_buff *msg,
@@ -205,7 +230,16 @@ static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 		ret = gpuctl_nl_group_lookup(info);
 		break;
 	case GPUCTL_CMD_RULE_NEW:
+	case GPUCTL_CMD_ALLOC_NEW:
+	case GPUCTL_CMD_ALLOC_DEL:
+	case GPUCTL_CMD_LIMIT_SET:
 		ret = 0;
+		break;
+	case GPUCTL_CMD_ALLOC_GET:
+		ret = gpuctl_nl_alloc_lookup(info);
+		break;
+	case GPUCTL_CMD_LIMIT_GET:
+		ret = gpuctl_nl_limit_lookup(info);
 		break;
 	case GPUCTL_CMD_RULE_DEL:
 	case GPUCTL_CMD_RULE_GET:
@@ -279,7 +313,8 @@ int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 		goto err_free_msg;
 	}
 
-	ret = gpuctl_nl_dev_fill(msg, dev);
+	ret = gpuctl_nl_dev_fill(msg, dev) ?:
+	      gpuctl_nl_holder_fill(msg, &dev->holder);
 	if (ret)
 		goto err_free_msg;
 
@@ -394,7 +429,10 @@ static int gpuctl_nl_dev_fill_next(struct sk_buff *msg, unsigned long *key)
 {
 	struct gpuctl_dev *dev = gpuctl_inventory_next(key);
 
-	return dev ? gpuctl_nl_dev_fill(msg, dev) ?: 1 : 0;
+	if (!dev)
+		return 0;
+	return gpuctl_nl_dev_fill(msg, dev) ?:
+	       gpuctl_nl_holder_fill(msg, &dev->holder) ?: 1;
 }
 
 static int gpuctl_nl_group_fill_next(struct sk_buff *msg, unsigned long *key)
@@ -437,7 +475,7 @@ int gpuctl_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
  * nobody listens (nothing is built then) or memory is short. A failure only
  * costs listeners an event; the tables are already updated.
  */
-static struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr)
+struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr)
 {
 	struct sk_buff *msg;
 
@@ -457,7 +495,7 @@ static struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr)
 	return msg;
 }
 
-static void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr)
+void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr)
 {
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
@@ -511,6 +549,37 @@ void gpuctl_netlink_notify_rule(const struct gpuctl_rule *rule, u8 cmd)
 		return;
 
 	if (gpuctl_nl_rule_fill(msg, rule)) {
+		nlmsg_free(msg);
+		return;
+	}
+	gpuctl_nl_ntf_send(msg, hdr);
+}
+
+/**
+ * gpuctl_netlink_notify_vfio() - announce a VFIO open or close on "monitor"
+ * @dev: the device
+ * @holder: the VFIO user that opened (or tried to open) or closed it
+ * @cmd: GPUCTL_CMD_VFIO_OPEN_NTF or _CLOSE_NTF
+ * @refused: why the enforcing driver refused the open, or NULL
+ *
+ * Context: gpuctl_lock held; sleeps.
+ */
+void gpuctl_netlink_notify_vfio(const struct gpuctl_dev *dev,
+				const struct gpuctl_holder *holder, u8 cmd,
+				const char *refused)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	msg = gpuctl_nl_ntf_new(cmd, &hdr);
+	if (!msg)
+		return;
+
+	if (gpuctl_nl_dev_fill(msg, dev) ||
+	    gpuctl_nl_holder_fill(msg, holder) ||
+	    (refused && nla_put_string(msg, GPUCTL_A_DEV_REFUSED, refused))) {
 		nlmsg_free(msg);
 		return;
 	}

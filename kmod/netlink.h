@@ -9,7 +9,9 @@
 #include <linux/types.h>
 #include <net/genetlink.h>
 
+struct gpuctl_alloc;
 struct gpuctl_dev;
+struct gpuctl_holder;
 struct gpuctl_rule;
 
 int gpuctl_netlink_init(void);
@@ -17,6 +19,11 @@ void gpuctl_netlink_exit(void);
 void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd,
 			       u32 action);
 void gpuctl_netlink_notify_rule(const struct gpuctl_rule *rule, u8 cmd);
+void gpuctl_netlink_notify_vfio(const struct gpuctl_dev *dev,
+				const struct gpuctl_holder *holder, u8 cmd,
+				const char *refused);
+void gpuctl_netlink_notify_alloc(const struct gpuctl_alloc *alloc, u8 cmd,
+				 u32 end);
 
 /* Shared by the handlers in netlink.c and netlink-rule.c. */
 extern struct genl_family gpuctl_nl_family;
@@ -32,5 +39,10 @@ int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 		   gpuctl_nl_fill_next_t fill_next);
 int gpuctl_nl_rule_fill(struct sk_buff *msg, const struct gpuctl_rule *rule);
 int gpuctl_nl_rule_lookup(struct genl_info *info);
+int gpuctl_nl_alloc_fill(struct sk_buff *msg, const struct gpuctl_alloc *alloc);
+int gpuctl_nl_alloc_lookup(struct genl_info *info);
+int gpuctl_nl_limit_lookup(struct genl_info *info);
+struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr);
+void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr);
 
 #endif /* _GPUCTL_NETLINK_H */

@@ -94,6 +94,10 @@ gpuctl_load() {
 	if grep -q '^gpuctl ' /proc/modules; then
 		return 0
 	fi
+	# insmod does not load dependencies: gpuctl-vfio-pci needs
+	# vfio-pci-core (and vfio); modinfo names them.
+	# shellcheck disable=SC2046 # one word per module
+	modprobe -a $(modinfo -F depends "$GPUCTL_KO" | tr , ' ') || return 1
 	echo "# insmod $GPUCTL_KO $*"
 	insmod "$GPUCTL_KO" "$@"
 }

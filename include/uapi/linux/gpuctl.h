@@ -102,6 +102,98 @@ enum gpuctl_rule_source {
 	GPUCTL_RULE_SOURCE_MAX = (__GPUCTL_RULE_SOURCE_MAX - 1)
 };
 
+#define GPUCTL_UUID_LEN		36
+#define GPUCTL_LABEL_LEN	63
+
+/**
+ * enum gpuctl_alloc_state - Where an allocation stands.
+ * @GPUCTL_ALLOC_STATE_IDLE: No VFIO user has any of its devices open.
+ * @GPUCTL_ALLOC_STATE_RUNNING: A VFIO user (the VM's QEMU) has at least one of
+ *   its devices open.
+ * @GPUCTL_ALLOC_STATE_LOST: One of its devices was removed from the host
+ *   (hot-unplug); "state-reason" names it. The allocation stays until it is
+ *   deleted.
+ */
+enum gpuctl_alloc_state {
+	GPUCTL_ALLOC_STATE_IDLE = 1,
+	GPUCTL_ALLOC_STATE_RUNNING,
+	GPUCTL_ALLOC_STATE_LOST,
+
+	/* private: */
+	__GPUCTL_ALLOC_STATE_MAX,
+	GPUCTL_ALLOC_STATE_MAX = (__GPUCTL_ALLOC_STATE_MAX - 1)
+};
+
+/**
+ * enum gpuctl_alloc_end - Why an allocation ended, in alloc-del-ntf.
+ * @GPUCTL_ALLOC_END_DELETED: An alloc-del request.
+ * @GPUCTL_ALLOC_END_DETACHED: "detach-on-stop": the last VFIO user of its
+ *   devices closed them.
+ */
+enum gpuctl_alloc_end {
+	GPUCTL_ALLOC_END_DELETED = 1,
+	GPUCTL_ALLOC_END_DETACHED,
+
+	/* private: */
+	__GPUCTL_ALLOC_END_MAX,
+	GPUCTL_ALLOC_END_MAX = (__GPUCTL_ALLOC_END_MAX - 1)
+};
+
+/**
+ * enum gpuctl_numa_policy - How alloc-new treats "numa-node", after Nova's PCI
+ *   NUMA affinity policies.
+ * @GPUCTL_NUMA_POLICY_REQUIRED: Only GPUs on the node.
+ * @GPUCTL_NUMA_POLICY_PREFERRED: GPUs on the node first, then any other.
+ * @GPUCTL_NUMA_POLICY_LEGACY: GPUs on the node, or GPUs whose platform reports
+ *   no node. The default when "numa-node" comes without a policy.
+ */
+enum gpuctl_numa_policy {
+	GPUCTL_NUMA_POLICY_REQUIRED = 1,
+	GPUCTL_NUMA_POLICY_PREFERRED,
+	GPUCTL_NUMA_POLICY_LEGACY,
+
+	/* private: */
+	__GPUCTL_NUMA_POLICY_MAX,
+	GPUCTL_NUMA_POLICY_MAX = (__GPUCTL_NUMA_POLICY_MAX - 1)
+};
+
+/**
+ * enum gpuctl_open_match - Whether a VFIO open matched the device's
+ *   allocation.
+ * @GPUCTL_OPEN_MATCH_OWNER: The device is allocated and the opener's
+ *   credentials match the allocation's "uid" and "gid" (or the allocation sets
+ *   none).
+ * @GPUCTL_OPEN_MATCH_OTHER: The device is allocated, but to credentials the
+ *   opener lacks.
+ * @GPUCTL_OPEN_MATCH_UNALLOCATED: The device has no allocation.
+ * @GPUCTL_OPEN_MATCH_UNKNOWN: The device was already open when gpuctl loaded;
+ *   the opener is not known.
+ */
+enum gpuctl_open_match {
+	GPUCTL_OPEN_MATCH_OWNER = 1,
+	GPUCTL_OPEN_MATCH_OTHER,
+	GPUCTL_OPEN_MATCH_UNALLOCATED,
+	GPUCTL_OPEN_MATCH_UNKNOWN,
+
+	/* private: */
+	__GPUCTL_OPEN_MATCH_MAX,
+	GPUCTL_OPEN_MATCH_MAX = (__GPUCTL_OPEN_MATCH_MAX - 1)
+};
+
+/**
+ * enum gpuctl_limit_scope - The tenant label a limit applies to (CloudStack's
+ *   max.*.gpus).
+ */
+enum gpuctl_limit_scope {
+	GPUCTL_LIMIT_SCOPE_ACCOUNT = 1,
+	GPUCTL_LIMIT_SCOPE_PROJECT,
+	GPUCTL_LIMIT_SCOPE_DOMAIN,
+
+	/* private: */
+	__GPUCTL_LIMIT_SCOPE_MAX,
+	GPUCTL_LIMIT_SCOPE_MAX = (__GPUCTL_LIMIT_SCOPE_MAX - 1)
+};
+
 enum {
 	GPUCTL_A_DEV_ADDRESS = 1,
 	GPUCTL_A_DEV_VENDOR_ID,
@@ -123,6 +215,14 @@ enum {
 	GPUCTL_A_DEV_STATE_REASON,
 	GPUCTL_A_DEV_RULE,
 	GPUCTL_A_DEV_ACTION,
+	GPUCTL_A_DEV_ALLOCATION,
+	GPUCTL_A_DEV_HOLDER_PID,
+	GPUCTL_A_DEV_HOLDER_COMM,
+	GPUCTL_A_DEV_HOLDER_UID,
+	GPUCTL_A_DEV_HOLDER_SINCE,
+	GPUCTL_A_DEV_OPEN_MATCH,
+	GPUCTL_A_DEV_REFUSED,
+	GPUCTL_A_DEV_PAD,
 
 	__GPUCTL_A_DEV_MAX,
 	GPUCTL_A_DEV_MAX = (__GPUCTL_A_DEV_MAX - 1)
@@ -153,6 +253,40 @@ enum {
 };
 
 enum {
+	GPUCTL_A_ALLOC_ID = 1,
+	GPUCTL_A_ALLOC_OWNER,
+	GPUCTL_A_ALLOC_NAME,
+	GPUCTL_A_ALLOC_ACCOUNT,
+	GPUCTL_A_ALLOC_PROJECT,
+	GPUCTL_A_ALLOC_DOMAIN,
+	GPUCTL_A_ALLOC_DEVICE,
+	GPUCTL_A_ALLOC_COUNT,
+	GPUCTL_A_ALLOC_MATCH,
+	GPUCTL_A_ALLOC_NUMA_NODE,
+	GPUCTL_A_ALLOC_NUMA_POLICY,
+	GPUCTL_A_ALLOC_DETACH_ON_STOP,
+	GPUCTL_A_ALLOC_UID,
+	GPUCTL_A_ALLOC_GID,
+	GPUCTL_A_ALLOC_STATE,
+	GPUCTL_A_ALLOC_STATE_REASON,
+	GPUCTL_A_ALLOC_GPUS,
+	GPUCTL_A_ALLOC_END,
+
+	__GPUCTL_A_ALLOC_MAX,
+	GPUCTL_A_ALLOC_MAX = (__GPUCTL_A_ALLOC_MAX - 1)
+};
+
+enum {
+	GPUCTL_A_LIMIT_SCOPE = 1,
+	GPUCTL_A_LIMIT_NAME,
+	GPUCTL_A_LIMIT_MAX_GPUS,
+	GPUCTL_A_LIMIT_USED,
+
+	__GPUCTL_A_LIMIT_MAX,
+	GPUCTL_A_LIMIT_MAX = (__GPUCTL_A_LIMIT_MAX - 1)
+};
+
+enum {
 	GPUCTL_CMD_DEV_GET = 1,
 	GPUCTL_CMD_GROUP_GET,
 	GPUCTL_CMD_DEV_ADD_NTF,
@@ -163,6 +297,16 @@ enum {
 	GPUCTL_CMD_RULE_GET,
 	GPUCTL_CMD_RULE_NEW_NTF,
 	GPUCTL_CMD_RULE_DEL_NTF,
+	GPUCTL_CMD_ALLOC_NEW,
+	GPUCTL_CMD_ALLOC_DEL,
+	GPUCTL_CMD_ALLOC_GET,
+	GPUCTL_CMD_ALLOC_NEW_NTF,
+	GPUCTL_CMD_ALLOC_DEL_NTF,
+	GPUCTL_CMD_ALLOC_CHANGE_NTF,
+	GPUCTL_CMD_LIMIT_SET,
+	GPUCTL_CMD_LIMIT_GET,
+	GPUCTL_CMD_VFIO_OPEN_NTF,
+	GPUCTL_CMD_VFIO_CLOSE_NTF,
 
 	__GPUCTL_CMD_MAX,
 	GPUCTL_CMD_MAX = (__GPUCTL_CMD_MAX - 1)

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2025 The gpuctl authors
+ *
+ * The allocation ledger: which VM owns which GPUs, and where the GPUs of a
+ * new allocation come from.
+ *
+ * Locking: gpuctl_lock protects the table, every allocation and the
+ * dev->alloc pointers into it. An allocation points at its tracked
+ * devices and each device back at its allocation; a device that is
+ * removed drops out of both sides at once (gpuctl_alloc_dev_gone()), so
+ * neither pointer ever dangles.
+ */
+
+#include <linux/module.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/xarray.h>
+
+#include "alloc.h"
+#include "inventory.h"
+#include "iommu.h"
+#include "netlink.h"
+
+/* Allocation id -> struct gpuctl_alloc, under gpuctl_lock. */
+static DEFINE_XARRAY_ALLOC(gpuctl_allocs);
+static u32 gpuctl_alloc_next_id;
+
+/**
+ * gpuctl_alloc_unfit() - why a GPU cannot be allocated now
+ * @dev: the device
+ * @why: filled with the reason, naming the device, when it cannot
+ * @len: size of @why
+ *
+ * A GPU can be allocated when a rule reserves it, it is on its rule's
+ * driver, no allocation has it, and VFIO can use its IOMMU group.
+ *
+ * Context: gpuctl_lock held; takes the IOMMU group's mutex.
+ * Return: 0 when it can; -EINVAL when it is no GPU, -EBUSY otherwise.
+ */
+int gpuctl_alloc_unfit(const struct gpuctl_dev *dev, char *why, size_t len)
+{
+	const char *name = pci_name(dev->pdev);
+	const struct gpuctl_dev *offender;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (dev->role != GPUCTL_DEV_ROLE_GPU) {
+		snprintf(why, len, "%s is not a GPU", name);
+		return -EINVAL;
+	}
+	if (dev->alloc) {
+		snprintf(why, len, "%s is allocated to %u", name,
+			 dev->alloc->info.id);
+		return -EBUSY;
+	}
+	if (!dev->rule) {
+		snprintf(why, len, "%s is not reserved", name);
+		return -EBUSY;
+	}
+	switch (dev->state) {
+	case GPUCTL_DEV_STATE_RESERVED:
+		break;
+	case GPUCTL_DEV_STATE_HELD:
+		snprintf(why, len, "%s is held by %s", name, dev->driver);
+		return -EBUSY;
+	default:
+		snprintf(why, len, "%s is blocked: %s", name, dev->blocked);
+		return -EBUSY;
+	}
+	if (!dev->group) {
+		snprintf(why, len, "%s has no IOMMU group", name);
+		return -EBUSY;
+	}
+	offender = gpuctl_group_offender(dev->group);
+	if (offender) {
+		snprintf(why, len, "group %u not viable: %s bound to %s",
+			 dev->group->id, pci_name(offender->pdev),
+			 offender->driver);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Placement passes: the node asked for, then what the policy allows. */
+enum gpuctl_place_pass {
+	GPUCTL_PLACE_ON_NODE,
+	GPUCTL_PLACE_ELSEWHERE,
+};
+
+static bool gpuctl_alloc_node_ok(const struct gpuctl_alloc_req *req,
+				 const struct gpuctl_dev *dev,
+				 enum gpuctl_place_pass pass)
+{
+	int node = dev_to_node(&dev->pdev->dev);
+
+	if (req->numa_node == NUMA_NO_NODE)
+		return pass == GPUCTL_PLACE_ON_NODE;
+	if (pass == GPUCTL_PLACE_ON_NODE)
+		return node == req->numa_node;
+
+	switch (req->numa_policy) {
+	case GPUCTL_NUMA_POLICY_PREFERRED:
+		return node != req->numa_node;
+	case GPUCTL_NUMA_POLICY_LEGACY:
+		/* Devices whose platform gives no node fit anywhere. */
+		return node == NUMA_NO_NODE;
+	default:
+		return false;
+	}
+}
+
+/**
+ * gpuctl_alloc_picked() - whether a request has a GPU already
+ * @req: the request
+ * @dev: the GPU
+ *
+ * Context: gpuctl_lock held.
+ * Return: true when @dev is among @req's GPUs.
+ */
+bool gpuctl_alloc_picked(const struct gpuctl_alloc_req *req,
+			 const struct gpuctl_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < req->nr_gpus; i++) {
+		if (req->gpus[i] == dev)
+			return true;
+	}
+	return false;
+}
+
+static void gpuctl_alloc_place_pass(struct gpuctl_alloc_req *req,
+				    enum gpuctl_place_pass pass,
+				    char *excluded, size_t len)
+{
+	struct gpuctl_dev *dev;
+	unsigned long key = 0;
+	char why[96];
+
+	for (; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (req->nr_gpus == req->count)
+			return;
+		if (dev->role != GPUCTL_DEV_ROLE_GPU ||
+		    gpuctl_alloc_picked(req, dev) ||
+		    (req->has_match && !gpuctl_match_pdev(&req->match, dev->pdev)) ||
+		    !gpuctl_alloc_node_ok(req, dev, pass))
+			continue;
+		if (gpuctl_alloc_unfit(dev, why, sizeof(why))) {
+			/* Only a group that spoils a reserved GPU is news. */
+			if (!excluded[0] && dev->rule && !dev->alloc &&
+			    dev->state == GPUCTL_DEV_STATE_RESERVED)
+				strscpy(excluded, why, len);
+			continue;
+		}
+		req->gpus[req->nr_gpus++] = dev;
+	}
+}
+
+/**
+ * gpuctl_alloc_place() - pick the GPUs of a "count" request
+ * @req: the request; its @gpus are filled in
+ * @why: filled with why the request cannot be met
+ * @len: size of @why
+ *
+ * Picks in address order among the GPUs gpuctl_alloc_unfit() accepts:
+ * first those on the requested node, then, as the NUMA policy allows,
+ * those elsewhere (preferred) or on no node (legacy).
+ *
+ * Context: gpuctl_lock held.
+ * Return: 0, or -ENOSPC when fewer GPUs than asked for are free.
+ */
+int gpuctl_alloc_place(struct gpuctl_alloc_req *req, char *why, size_t len)
+{
+	char excluded[96] = "", match[GPUCTL_MATCH_STR_LEN] = "";
+	char node[24] = "";
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	req->nr_gpus = 0;
+	gpuctl_alloc_place_pass(req, GPUCTL_PLACE_ON_NODE, excluded,
+				sizeof(excluded));
+	gpuctl_alloc_place_pass(req, GPUCTL_PLACE_ELSEWHERE, excluded,
+				sizeof(excluded));
+	if (req->nr_gpus == req->count)
+		return 0;
+
+	if (req->has_match)
+		gpuctl_match_format(&req->match, match, sizeof(match));
+	if (req->numa_node != NUMA_NO_NODE &&
+	    req->numa_policy != GPUCTL_NUMA_POLICY_PREFERRED)
+		snprintf(node, sizeof(node), " on node %d", req->numa_node);
+	snprintf(why, len, "only %u free GPU%s%s%s%s", req->nr_gpus,
+		 req->nr_gpus == 1 ? "" : "s", match[0] ? " matching " : "",
+		 match, node);
+	/* Why a reserved GPU was passed over, if the message has room. */
+	if (excluded[0] &&
+	    strlen(why) + 2 + strlen(excluded) < GPUCTL_ALLOC_WHY_LEN) {
+		strlcat(why, "; ", len);
+		strlcat(why, excluded, len);
+	}
+	req->nr_gpus = 0;
+	return -ENOSPC;
+}
+
+/* The other functions of a GPU's slot that its rule reserves with it. */
+static unsigned int gpuctl_alloc_companions(struct gpuctl_dev *gpu,
+					    struct gpuctl_dev **out)
+{
+	struct pci_dev *pdev = gpu->pdev;
+	struct gpuctl_dev *m;
+	unsigned int n = 0;
+
+	if (!gpu->group)
+		return 0;
+
+	list_for_each_entry(m, &gpu->group->members, group_node) {
+		if (m->role != GPUCTL_DEV_ROLE_COMPANION || !m->rule ||
+		    m->alloc || m->pdev->bus != pdev->bus ||
+		    PCI_SLOT(m->pdev->devfn) != PCI_SLOT(pdev->devfn))
+			continue;
+		if (out)
+			out[n] = m;
+		n++;
+	}
+	return n;
+}
+
+static int gpuctl_alloc_dev_cmp(const void *a, const void *b)
+{
+	const struct gpuctl_alloc_dev *x = a, *y = b;
+
+	return x->dev->key < y->dev->key ? -1 : x->dev->key > y->dev->key;
+}
+
+/**
+ * gpuctl_alloc_create() - enter an allocation into the ledger
+ * @req: the request, with its GPUs named or placed and checked
+ *
+ * Each GPU brings its companions. The caller checked the GPUs with
+ * gpuctl_alloc_unfit() and the tenant limits under the same hold of
+ * gpuctl_lock, so nothing can fail here but memory and the id.
+ *
+ * Context: gpuctl_lock held.
+ * Return: the allocation, or ERR_PTR(-EEXIST) when the requested id is
+ * taken, -ENOMEM, or -ESHUTDOWN while the module unloads.
+ */
+struct gpuctl_alloc *gpuctl_alloc_create(const struct gpuctl_alloc_req *req)
+{
+	struct gpuctl_alloc *alloc;
+	unsigned int i, j, n = 0;
+	struct gpuctl_dev **devs;
+	int ret;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	for (i = 0; i < req->nr_gpus; i++)
+		n += 1 + gpuctl_alloc_companions(req->gpus[i], NULL);
+
+	alloc = kzalloc(struct_size(alloc, devs, n), GFP_KERNEL);
+	devs = kcalloc(n, sizeof(*devs), GFP_KERNEL);
+	if (!alloc || !devs) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	alloc->info = req->info;
+	if (alloc->info.id) {
+		ret = xa_insert(&gpuctl_allocs, alloc->info.id, alloc,
+				GFP_KERNEL);
+		if (ret == -EBUSY)
+			ret = -EEXIST;
+	} else {
+		ret = xa_alloc_cyclic(&gpuctl_allocs, &alloc->info.id, alloc,
+				      XA_LIMIT(1, U32_MAX),
+				      &gpuctl_alloc_next_id, GFP_KERNEL);
+		ret = min(ret, 0);
+	}
+	if (ret)
+		goto err_free;
+
+	/* The ledger keeps the module; see struct gpuctl_alloc. */
+	if (!try_module_get(THIS_MODULE)) {
+		xa_erase(&gpuctl_allocs, alloc->info.id);
+		ret = -ESHUTDOWN;
+		goto err_free;
+	}
+
+	for (i = 0, j = 0; i < req->nr_gpus; i++) {
+		devs[j++] = req->gpus[i];
+		j += gpuctl_alloc_companions(req->gpus[i], devs + j);
+	}
+	for (i = 0; i < n; i++) {
+		alloc->devs[i].dev = devs[i];
+		strscpy(alloc->devs[i].address, pci_name(devs[i]->pdev),
+			sizeof(alloc->devs[i].address));
+		devs[i]->alloc = alloc;
+	}
+	sort(alloc->devs, n, sizeof(alloc->devs[0]), gpuctl_alloc_dev_cmp,
+	     NULL);
+	alloc->nr_devs = n;
+	alloc->gpus = req->nr_gpus;
+	alloc->state = GPUCTL_ALLOC_STATE_IDLE;
+	kfree(devs);
+
+	/* A device restored into the ledger may be in use already. */
+	gpuctl_alloc_update_state(alloc, false);
+	gpuctl_netlink_notify_alloc(alloc, GPUCTL_CMD_ALLOC_NEW_NTF, 0);
+	gpuctl_inventory_changed();
+	return alloc;
+
+err_free:
+	kfree(devs);
+	kfree(alloc);
+	return ERR_PTR(ret);
+}
+
+/**
+ * gpuctl_alloc_destroy() - end an allocation and announce why
+ * @alloc: the allocation
+ * @end: enum gpuctl_alloc_end
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_alloc_destroy(struct gpuctl_alloc *alloc, u32 end)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	gpuctl_netlink_notify_alloc(alloc, GPUCTL_CMD_ALLOC_DEL_NTF, end);
+	for (i = 0; i < alloc->nr_devs; i++) {
+		if (alloc->devs[i].dev)
+			alloc->devs[i].dev->alloc = NULL;
+	}
+	xa_erase(&gpuctl_allocs, alloc->info.id);
+	kfree(alloc);
+	gpuctl_inventory_changed();
+	module_put(THIS_MODULE);
+}
+
+/**
+ * gpuctl_alloc_find() - look up an allocation
+ * @id: its id
+ *
+ * Context: gpuctl_lock held.
+ * Return: the allocation, or NULL.
+ */
+struct gpuctl_alloc *gpuctl_alloc_find(u32 id)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	return xa_load(&gpuctl_allocs, id);
+}
+
+/**
+ * gpuctl_alloc_next() - iterate over allocations in id order
+ * @id: in: the first id to consider; out: the id of the one returned
+ *
+ * Context: gpuctl_lock held.
+ * Return: the first allocation with an id of at least *@id, or NULL.
+ */
+struct gpuctl_alloc *gpuctl_alloc_next(unsigned long *id)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	return xa_find(&gpuctl_allocs, id, U32_MAX, XA_PRESENT);
+}
+
+/**
+ * gpuctl_alloc_open_dev() - a device of an allocation that is open
+ * @alloc: the allocation
+ *
+ * Context: gpuctl_lock held.
+ * Return: the first device a VFIO user has open, or NULL.
+ */
+const struct gpuctl_dev *gpuctl_alloc_open_dev(const struct gpuctl_alloc *alloc)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	for (i = 0; i < alloc->nr_devs; i++) {
+		if (alloc->devs[i].dev && alloc->devs[i].dev->holder.open)
+			return alloc->devs[i].dev;
+	}
+	return NULL;
+}
+
+/**
+ * gpuctl_alloc_update_state() - follow the opens and closes of its devices
+ * @alloc: the allocation
+ * @notify: announce a change
+ *
+ * Running while any device is open, idle otherwise; lost stays lost.
+ *
+ * Context: gpuctl_lock held.
+ * Return: true when the state changed.
+ */
+bool gpuctl_alloc_update_state(struct gpuctl_alloc *alloc, bool notify)
+{
+	u32 state;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (alloc->state == GPUCTL_ALLOC_STATE_LOST)
+		return false;
+
+	state = gpuctl_alloc_open_dev(alloc) ? GPUCTL_ALLOC_STATE_RUNNING :
+					       GPUCTL_ALLOC_STATE_IDLE;
+	if (state == alloc->state)
+		return false;
+
+	alloc->state = state;
+	gpuctl_inventory_changed();
+	if (notify)
+		gpuctl_netlink_notify_alloc(alloc, GPUCTL_CMD_ALLOC_CHANGE_NTF,
+					    0);
+	return true;
+}
+
+/**
+ * gpuctl_alloc_dev_gone() - a device of an allocation is no longer tracked
+ * @dev: the device, about to be freed
+ *
+ * The allocation keeps the address and becomes lost; it stays in the
+ * ledger until it is deleted, so that the loss is seen.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_alloc_dev_gone(struct gpuctl_dev *dev)
+{
+	struct gpuctl_alloc *alloc = dev->alloc;
+	unsigned int i;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!alloc)
+		return;
+
+	for (i = 0; i < alloc->nr_devs; i++) {
+		if (alloc->devs[i].dev == dev)
+			alloc->devs[i].dev = NULL;
+	}
+	dev->alloc = NULL;
+
+	if (alloc->state != GPUCTL_ALLOC_STATE_LOST) {
+		alloc->state = GPUCTL_ALLOC_STATE_LOST;
+		snprintf(alloc->reason, sizeof(alloc->reason),
+			 "%s was removed", pci_name(dev->pdev));
+	}
+	gpuctl_netlink_notify_alloc(alloc, GPUCTL_CMD_ALLOC_CHANGE_NTF, 0);
+	gpuctl_inventory_changed();
+}
