@@ -152,7 +152,8 @@ sysfs_model() {
 		 sriov_totalvfs: (.[11] | tonumber),
 		 sriov_numvfs: (.[12] | tonumber),
 		 physfn: (.[13] | opt), role: .[14],
-		 reserved: false, state: "free", rule: null}'
+		 reserved: false, state: "free", rule: null,
+		 allocation: null, holder: null}'
 }
 
 # The tool's device objects without the names it looks up in pci.ids,
