@@ -1,0 +1,225 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: full
+#
+# A real QEMU inside the test VM as the VFIO user: qemu-system-x86_64 -S
+# with "-device vfio-pci,host=ADDR" on a reserved, allocated stand-in GPU
+# opens it while it sets the machine up, without running a guest. gpuctl
+# must name it as holder, and its exit, by QMP "quit" or by SIGTERM, must
+# end a detach-on-stop allocation. With gpuctl-vfio-pci, a QEMU of the
+# wrong uid fails with "Operation not permitted" and the owner's starts.
+# Checked through the independent client gpuctl-nl.
+#
+# The guest's root is the host's, so its QEMU is the host's. VFIO maps the
+# nested guest's RAM for DMA, hence vfio_iommu_type1 (on the topology's
+# intel-iommu with interrupt remapping) and an unlimited memlock limit.
+#
+# Device of the "full" topology (topologies/full): 01:00.0 bochs, taken
+# from bochs-drm by the test's rules.
+
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+TMP=$(mktemp -d /tmp/test_qemu_guest.XXXXXX)
+GPU=0000:01:00.0
+OWNER=2f6d9b3e-7c41-4a0e-b5d8-6e9f0a1b2c3d
+# QEMU's main thread, which opens the device, truncated to 15 characters
+COMM=qemu-system-x86
+QEMU_PID=
+QEMU_SOCK=
+QEMU_TIMEOUT=60
+
+cleanup() {
+	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
+	nlmon_stop
+	nl_allocs_cleanup
+	nl_rules_cleanup
+	vfio_nodes_restore
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# qemu_start NAME [PREFIX...]: a stopped (-S) q35 machine with the GPU
+# assigned, run through PREFIX (setpriv ...) if given; QMP on a socket any
+# uid may create. Output in $TMP/NAME.out.
+qemu_start() {
+	local name=$1
+	shift
+
+	QEMU_SOCK=$TMP/q/$name.sock
+	echo "# qemu-system-x86_64 -S ... -device vfio-pci,host=$GPU ($*)"
+	"$@" qemu-system-x86_64 -S -nodefaults -no-user-config -display none \
+		-machine q35 -m 64 -accel tcg \
+		-device "vfio-pci,host=$GPU" \
+		-qmp "unix:$QEMU_SOCK,server=on,wait=off" \
+		>"$TMP/$name.out" 2>&1 &
+	QEMU_PID=$!
+}
+
+_holds() {	# PID: gpuctl names PID as the GPU's holder
+	gpuctl-nl dev-get "$GPU" 2>/dev/null | grep -q " holder_pid=$1 "
+}
+
+# Until gpuctl names QEMU as holder; fails early when QEMU exits.
+qemu_wait_holder() {
+	local name=$1 deadline=$((SECONDS + QEMU_TIMEOUT)) t0=$SECONDS
+
+	until _holds "$QEMU_PID"; do
+		if ! kill -0 "$QEMU_PID" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+			echo "QEMU $QEMU_PID not the holder of $GPU after $((SECONDS - t0)) s:"
+			cat "$TMP/$name.out"
+			return 1
+		fi
+		sleep 0.2
+	done
+	echo "# QEMU $QEMU_PID holds $GPU after $((SECONDS - t0)) s"
+}
+
+# qemu_reap NAME: waits for QEMU to exit (killing it after QEMU_TIMEOUT)
+# and prints its output; its exit status goes to QEMU_RC.
+QEMU_RC=
+qemu_reap() {
+	if ! timeout "$QEMU_TIMEOUT" tail --pid="$QEMU_PID" -f /dev/null; then
+		echo "QEMU $QEMU_PID still running after $QEMU_TIMEOUT s, killed"
+		kill -9 "$QEMU_PID"
+	fi
+	QEMU_RC=0
+	wait "$QEMU_PID" || QEMU_RC=$?
+	QEMU_PID=
+	cat "$TMP/$1.out"
+	echo "# QEMU exited with $QEMU_RC"
+}
+
+qemu_quit() {	# NAME: QMP "quit", then QEMU must exit 0
+	printf '{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n' |
+		socat -t 10 - "UNIX-CONNECT:$QEMU_SOCK" || return 1
+	qemu_reap "$1"
+	[ "$QEMU_RC" = 0 ]
+}
+
+check_setup() {
+	command -v qemu-system-x86_64 || { echo "no qemu-system-x86_64"; return 4; }
+	command -v socat || { echo "no socat"; return 4; }
+	# VFIO pins the nested guest's RAM: root may raise its own limit, and
+	# the QEMUs started through setpriv inherit it
+	ulimit -l unlimited || return 1
+	echo "memlock $(ulimit -l)"
+	modprobe vfio_iommu_type1 || return 1
+	grep -q '^vfio_iommu_type1 ' /proc/modules || return 1
+	chmod 0755 "$TMP" && mkdir -m 1777 "$TMP/q" || return 1
+	nl_rule_new "$GPU" take || return 1
+	expect_pci_driver "$GPU" vfio-pci 0
+}
+
+check_holder() {
+	nlmon_mark
+	nl_alloc_new owner "$OWNER" device "$GPU" detach-on-stop uid 0 gid 0 || return 1
+	qemu_start quit || return 1
+	qemu_wait_holder quit || return 1
+	nl_dev_has "$GPU" "allocation=$ALLOC" "holder_pid=$QEMU_PID" "holder_comm=$COMM" \
+		holder_uid=0 open_match=owner || return 1
+	nlmon_wait "^vfio-open-ntf address=$GPU .*holder_pid=$QEMU_PID .*holder_comm=$COMM " &&
+	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)"
+}
+
+# detach_checks PID: QEMU PID gone, its close announced, the allocation
+# ended as detached and the GPU still reserved on vfio-pci.
+detach_checks() {
+	nlmon_wait "^vfio-close-ntf address=$GPU .*holder_pid=$1( |\$)" &&
+	nlmon_wait "^alloc-del-ntf id=$ALLOC .*end=detached( |\$)" || return 1
+	ALLOCS=()
+	nl_dev_has_not "$GPU" allocation && nl_dev_has_not "$GPU" holder_pid || return 1
+	nl_dev_has "$GPU" state=reserved driver=vfio-pci
+}
+
+check_quit() {
+	local pid=$QEMU_PID
+
+	[ -n "$pid" ] || return 1
+	nlmon_mark
+	qemu_quit quit && detach_checks "$pid"
+}
+
+check_sigterm() {
+	local pid
+
+	nl_alloc_new owner "$OWNER" device "$GPU" detach-on-stop || return 1
+	qemu_start term || return 1
+	qemu_wait_holder term || return 1
+	pid=$QEMU_PID
+	nlmon_mark
+	kill -TERM "$pid"
+	qemu_reap term
+	detach_checks "$pid"
+}
+
+# Enforcement: the same GPU on gpuctl-vfio-pci, allocated to uid 65534.
+check_enforce_setup() {
+	nl_rule_del "$RULE" || return 1
+	expect_pci_driver "$GPU" bochs-drm 30 || return 1
+	nl_rule_new "$GPU" driver gpuctl-vfio-pci take || return 1
+	expect_pci_driver "$GPU" gpuctl-vfio-pci 0 || return 1
+	nl_alloc_new owner "$OWNER" device "$GPU" uid 65534 gid 65534 || return 1
+	# QEMU's user may open the group node, as libvirt's chown allows
+	vfio_node_open_to_all "$GPU"
+}
+
+check_wrong_uid() {
+	nlmon_mark
+	qemu_start wrong setpriv --reuid=1000 --regid=1000 --clear-groups || return 1
+	# it must give up by itself, not be killed
+	qemu_reap wrong
+	[ "$QEMU_RC" = 1 ] || return 1
+	grep -q 'Operation not permitted' "$TMP/wrong.out" || return 1
+	nlmon_wait "^vfio-open-ntf address=$GPU .*holder_comm=$COMM .*holder_uid=1000 .*refused=." ||
+		return 1
+	nl_dev_has_not "$GPU" holder_pid && nl_alloc_has "$ALLOC" state=idle
+}
+
+check_owner_uid() {
+	local pid
+
+	nlmon_mark
+	qemu_start owner setpriv --reuid=65534 --regid=65534 --clear-groups || return 1
+	qemu_wait_holder owner || return 1
+	pid=$QEMU_PID
+	nl_dev_has "$GPU" "holder_pid=$pid" "holder_comm=$COMM" holder_uid=65534 \
+		open_match=owner || return 1
+	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)" || return 1
+	nlmon_mark
+	qemu_quit owner || return 1
+	# without detach-on-stop the allocation stays, idle
+	nlmon_wait "^vfio-close-ntf address=$GPU .*holder_pid=$pid( |\$)" &&
+	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=idle( |\$)" || return 1
+	nl_alloc_has "$ALLOC" state=idle
+}
+
+check_cleanup() {
+	vfio_nodes_restore
+	nl_alloc_del "$ALLOC" && nl_rule_del "$RULE" || return 1
+	expect_pci_override "$GPU" "" && expect_pci_driver "$GPU" bochs-drm 30 || return 1
+	gpuctl-nl alloc-dump >"$TMP/left" && gpuctl-nl rule-dump >>"$TMP/left" || return 1
+	[ ! -s "$TMP/left" ] || { cat "$TMP/left"; return 1; }
+}
+
+ktap_header
+ktap_plan 8
+gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
+nlmon_start || ktap_info "gpuctl-nl monitor did not start"
+
+ktap_run_stage "setup: memlock, vfio_iommu_type1, $GPU on vfio-pci" check_setup
+ktap_run_stage "QEMU -S opens $GPU: holder pid and comm, running" check_holder
+ktap_run_stage "QMP quit: vfio-close-ntf, detach-on-stop ends the allocation" check_quit
+ktap_run_stage "SIGTERM: QEMU's exit ends a detach-on-stop allocation too" check_sigterm
+ktap_run_stage "enforcement: $GPU on gpuctl-vfio-pci, allocated to uid 65534" \
+	check_enforce_setup
+ktap_run_stage "QEMU as uid 1000: Operation not permitted, open refused" check_wrong_uid
+ktap_run_stage "QEMU as uid 65534: holder, running, idle after quit" check_owner_uid
+ktap_run_stage "alloc-del and rule-del give $GPU back to bochs-drm" check_cleanup
+
+nlmon_stop
+gpuctl_unload
+ktap_finished
