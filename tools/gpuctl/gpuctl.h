@@ -181,6 +181,8 @@ int limit_set(struct nl_ctx *nl, const struct limit_spec *l,
 	      struct nl_list *list);
 int limit_dump(struct nl_ctx *nl, struct nl_list *list);
 
+void ledger_write(FILE *fp, const struct nl_list *allocs,
+		  const struct nl_list *devs, const struct nl_list *limits);
 int alloc_save(struct gpuctl *g, const char *file);
 int alloc_restore(struct gpuctl *g, const char *file);
 

@@ -78,9 +78,18 @@ static int alloc_to_spec(const struct alloc_info *al,
 	return 0;
 }
 
-static void ledger_write(FILE *fp, const struct nl_list *allocs,
-			 const struct nl_list *devs,
-			 const struct nl_list *limits)
+/**
+ * ledger_write() - write the ledger as "alloc save" does
+ * @fp: where to
+ * @allocs: the allocations, from alloc_dump()
+ * @devs: every device, to tell GPUs from companions
+ * @limits: the limits, from limit_dump()
+ *
+ * An allocation that cannot be made again (lost, or a label no line can
+ * hold) is left out, said on stderr and in a comment.
+ */
+void ledger_write(FILE *fp, const struct nl_list *allocs,
+		  const struct nl_list *devs, const struct nl_list *limits)
 {
 	const struct alloc_info *al = allocs->v;
 	const struct limit_info *li = limits->v;
@@ -94,10 +103,14 @@ static void ledger_write(FILE *fp, const struct nl_list *allocs,
 		if (alloc_to_spec(&al[i], devs, &s) ||
 		    alloc_spec_format(&s, line, sizeof(line))) {
 			/* said on stderr, and kept in the file for people */
-			fprintf(stderr,
-				"gpuctl: alloc save: allocation %u is %s, not saved\n",
-				al[i].id, al[i].has_state_reason ?
-				al[i].state_reason : "not restorable");
+			if (al[i].state == GPUCTL_ALLOC_STATE_LOST)
+				fprintf(stderr,
+					"gpuctl: alloc save: allocation %u is lost (%s), not saved\n",
+					al[i].id, al[i].state_reason);
+			else
+				fprintf(stderr,
+					"gpuctl: alloc save: allocation %u cannot be written as a line, not saved\n",
+					al[i].id);
 			fprintf(fp, "# allocation %u of %s is not restorable\n",
 				al[i].id, al[i].owner);
 			continue;

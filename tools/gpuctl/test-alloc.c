@@ -262,6 +262,12 @@ static void test_ledger_files(void)
 	}
 }
 
+#define LEDGER_WRITTEN \
+	"# gpuctl ledger: load with \"gpuctl alloc restore FILE\"\n" \
+	"# allocation 4 of " UUID " is not restorable\n" \
+	ADD " account a dev 0000:07:00.0 gid 5 id 9\n" \
+	"limit set project p max 0\n"
+
 static struct nlmsghdr *fake_msg(char *buf, u8 cmd)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -492,12 +498,52 @@ static void test_holder_output(void)
 		       "project"), "%s", "allocation names");
 }
 
+/* What alloc save writes for a ledger the kernel described */
+static void test_ledger_write(void)
+{
+	static char devs_lost[][ADDR_BUFSZ] = { "0000:0e:00.0" };
+	static char devs_mf[][ADDR_BUFSZ] = { "0000:07:00.0", "0000:07:00.1" };
+	struct dev_info dv[2] = {
+		{ .address = "0000:07:00.0", .role = GPUCTL_DEV_ROLE_GPU },
+		{ .address = "0000:07:00.1", .role = GPUCTL_DEV_ROLE_COMPANION },
+	};
+	struct alloc_info al[2] = {
+		{ .id = 4, .owner = UUID, .ndevs = 1, .devs = devs_lost,
+		  .state = GPUCTL_ALLOC_STATE_LOST, .has_state_reason = true,
+		  .state_reason = "0000:0e:00.0 was removed" },
+		{ .id = 9, .owner = UUID, .labels = { "a" }, .ndevs = 2,
+		  .devs = devs_mf, .state = GPUCTL_ALLOC_STATE_RUNNING,
+		  .has_gid = true, .gid = 5 },
+	};
+	struct limit_info li[2] = {
+		{ .scope = GPUCTL_LIMIT_SCOPE_PROJECT, .name = "p",
+		  .has_max = true, .max = 0 },
+		{ .scope = GPUCTL_LIMIT_SCOPE_ACCOUNT, .name = "gone" },
+	};
+	struct nl_list allocs = { .v = al, .n = 2 };
+	struct nl_list devs = { .v = dv, .n = 2 };
+	struct nl_list limits = { .v = li, .n = 2 };
+	struct capture c;
+	char *out, *err;
+
+	capture_start(&c);
+	ledger_write(stdout, &allocs, &devs, &limits);
+	capture_end(&c, &out, &err);
+	check_str("ledger written: GPUs only, a lost allocation left out", out,
+		  LEDGER_WRITTEN);
+	check_str("ledger written: the lost allocation said on stderr", err,
+		  "gpuctl: alloc save: allocation 4 is lost (0000:0e:00.0 was removed), not saved\n");
+	free(out);
+	free(err);
+}
+
 void test_allocs(void)
 {
 	test_uuid();
 	test_ledger_lines();
 	test_ledger_format();
 	test_ledger_files();
+	test_ledger_write();
 	test_alloc_output();
 	test_limit_output();
 	test_holder_output();
