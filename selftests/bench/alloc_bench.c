@@ -22,15 +22,23 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../ledger.h"
-#include "../testlib.h"
 
 #define MAX_CLIENTS	64
 #define MAX_GPUS	16
 
 enum bench_op { OP_BASELINE, OP_ALLOC };
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
 
 /*
  * Shared with the clients: what each saw, and two pipes. A client writes
@@ -86,12 +94,12 @@ static void client(struct board *b, int index, enum bench_op what, int rounds,
 	_exit(0);
 }
 
-/* Wall time in ms of @clients processes each doing @rounds of @what. */
+/* Wall time in us of @clients processes each doing @rounds of @what. */
 static double run(struct board *b, int clients, enum bench_op what, int rounds,
 		  const char *addr, long *enospc, long *errors)
 {
 	pid_t pids[MAX_CLIENTS];
-	long t0, t1;
+	double t0, t1;
 	int i, status;
 	char byte;
 
@@ -108,7 +116,7 @@ static double run(struct board *b, int clients, enum bench_op what, int rounds,
 	for (i = 0; i < clients; i++)
 		if (read(b->ready[0], &byte, 1) != 1)
 			return -1;
-	t0 = tl_now_ms();
+	t0 = now_us();
 	close(b->go[1]);
 	close(b->go[0]);
 	close(b->ready[0]);
@@ -120,7 +128,7 @@ static double run(struct board *b, int clients, enum bench_op what, int rounds,
 		    WEXITSTATUS(status))
 			(*errors)++;
 	}
-	t1 = tl_now_ms();
+	t1 = now_us();
 	for (i = 0; i < clients; i++) {
 		*enospc += b->enospc[i];
 		*errors += b->errors[i];
@@ -130,24 +138,24 @@ static double run(struct board *b, int clients, enum bench_op what, int rounds,
 
 static int measure(struct board *b, int clients, int rounds, const char *addr)
 {
-	double base_ms, alloc_ms, base_us, alloc_us;
+	double base_t, alloc_t, base_us, alloc_us;
 	long ops = (long)clients * rounds, enospc, errors, base_errors;
 
-	base_ms = run(b, clients, OP_BASELINE, rounds, addr, &enospc,
-		      &base_errors);
-	alloc_ms = run(b, clients, OP_ALLOC, rounds, addr, &enospc, &errors);
-	if (base_ms < 0 || alloc_ms < 0 || base_errors || errors) {
+	base_t = run(b, clients, OP_BASELINE, rounds, addr, &enospc,
+		     &base_errors);
+	alloc_t = run(b, clients, OP_ALLOC, rounds, addr, &enospc, &errors);
+	if (base_t < 0 || alloc_t < 0 || base_errors || errors) {
 		fprintf(stderr, "alloc_bench: %d clients: %ld errors\n", clients,
 			base_errors + errors);
 		return 1;
 	}
 	/* Wall time per operation across all clients: throughput's inverse. */
-	base_us = base_ms * 1000 / ops;
-	alloc_us = alloc_ms * 1000 / ops;
+	base_us = base_t / ops;
+	alloc_us = alloc_t / ops;
 	printf("%-8d %-36s %8ld %10.1f %10.1f\n", clients,
-	       "dev-get do (baseline)", ops, base_ms, base_us);
+	       "dev-get do (baseline)", ops, base_t / 1000, base_us);
 	printf("%-8d %-36s %8ld %10.1f %10.1f\n", clients,
-	       "alloc-new count 1 + alloc-del", ops, alloc_ms, alloc_us);
+	       "alloc-new count 1 + alloc-del", ops, alloc_t / 1000, alloc_us);
 	if (enospc)
 		printf("# %d clients: %ld of %ld alloc-new found no free GPU (ENOSPC)\n",
 		       clients, enospc, ops);
