@@ -377,6 +377,45 @@ check_restore_rollback_alloc() {
 	nl_ledger | diff -u "$TMP/before" -
 }
 
+# alloc-new and alloc-del as gpuctl monitor prints them; VM2's allocation
+# has detach-on-stop and uid 107, so root's open is "other" and its close
+# ends the allocation
+check_monitor_detach() {
+	local pid id3
+
+	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
+	MON_PID=$!
+	wait_subscribed "$MON_PID" "$(monitor_group_id)" || return 1
+	gpuctl -j alloc add owner "$VM3" dev "$NODE1" >"$TMP/out" || return 1
+	id3=$(jq '.allocations[0].id' "$TMP/out")
+	vfio_open_start "$FREE" || return 1
+	pid=$VFIO_PID
+	gpuctl -j dev show "$FREE" | jq -e '.devices[0].holder.match == "other"' >/dev/null ||
+		return 1
+	[ "$(gpuctl dev show | awk -v a="$FREE" '$1 == a { print $11, $12 }')" = \
+	  "vfio_open[$pid] (other)" ] || return 1
+	vfio_open_close || return 1
+	wait_for 10 grep -q '"end":"detached"' "$TMP/mon" || return 1
+	vfio_open_stop
+	gpuctl alloc del owner "$VM3" || return 1
+	wait_for 10 grep -q '"end":"deleted"' "$TMP/mon" || return 1
+	kill "$MON_PID"
+	wait "$MON_PID"
+	MON_PID=
+	cat "$TMP/mon" "$TMP/mon.err"
+	gpuctl-nl alloc-get "$ID2" 2>&1 | grep -q 'No such file or directory' || return 1
+	jq -e -s --arg vm "$VM3" --arg a "$NODE1" --argjson id3 "$id3" \
+		--argjson id2 "$ID2" --arg g "$FREE" '
+		def ev($n): [.[] | select(.name == $n) | .msg];
+		(ev("alloc-new-ntf") | any(.id == $id3 and .owner == $vm and
+			.devices == [$a] and (has("end") | not))) and
+		(ev("vfio-open-ntf") | any(.address == $g and
+			.holder.match == "other" and .allocation == $id2)) and
+		(ev("alloc-del-ntf") | map(select(.id == $id2 or .id == $id3) |
+			"\(.id) \(.end)") == ["\($id2) detached", "\($id3) deleted"])' \
+		"$TMP/mon" >/dev/null
+}
+
 check_help() {
 	gpuctl help >"$TMP/out" && grep -q 'alloc | limit' "$TMP/out" &&
 	gpuctl alloc help >"$TMP/out" && grep -q '^Usage: gpuctl alloc add owner UUID' "$TMP/out" &&
@@ -397,7 +436,7 @@ check_cleanup() {
 }
 
 ktap_header
-ktap_plan 24
+ktap_plan 25
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 modprobe vfio-pci 2>/dev/null
 modprobe vfio_iommu_type1 2>/dev/null
@@ -434,6 +473,8 @@ ktap_run_stage "alloc restore: a limit the kernel refuses undoes the run" \
 	check_restore_rollback
 ktap_run_stage "alloc restore -: an allocation the kernel refuses undoes the run" \
 	check_restore_rollback_alloc
+ktap_run_stage "monitor: alloc-new, an open by another uid, detach-on-stop, alloc-del" \
+	check_monitor_detach
 ktap_run_stage "gpuctl help lists alloc and limit" check_help
 ktap_run_stage "cleanup: allocations, limits and rules deleted" check_cleanup
 ktap_run_stage "module unloads" gpuctl_unload
