@@ -320,6 +320,16 @@ int gpuctl_nl_alloc_new_doit(struct sk_buff *skb, struct genl_info *info)
 	if (ret)
 		goto out;
 
+	/* The tenant's limit first: it is the answer whether GPUs are free. */
+	ret = gpuctl_limit_check(&req->info, req->count ?: req->nr_gpus, &scope,
+				 why, sizeof(why));
+	if (ret) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack,
+				       info->attrs[gpuctl_nl_label_attrs[scope - 1]],
+				       "%s", why);
+		goto out;
+	}
+
 	if (req->count) {
 		ret = gpuctl_alloc_place(req, why, sizeof(why));
 		if (ret) {
@@ -328,15 +338,6 @@ int gpuctl_nl_alloc_new_doit(struct sk_buff *skb, struct genl_info *info)
 					       "%s", why);
 			goto out;
 		}
-	}
-
-	ret = gpuctl_limit_check(&req->info, req->nr_gpus, &scope, why,
-				 sizeof(why));
-	if (ret) {
-		GPUCTL_SET_ERR_MSG_FMT(info->extack,
-				       info->attrs[gpuctl_nl_label_attrs[scope - 1]],
-				       "%s", why);
-		goto out;
 	}
 
 	alloc = gpuctl_alloc_create(req);

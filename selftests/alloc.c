@@ -792,6 +792,12 @@ TEST_F(alloc, limits)
 
 	/* A limit below the usage is accepted; it only stops new ones. */
 	LIMIT_OK(GPUCTL_LIMIT_SCOPE_DOMAIN, "d1", 1, 2);
+	/* Over the limit and more than is free: the limit is the answer. */
+	req_init(&req, OWNER2);
+	req.domain = "d1";
+	req_count(&req, 5);
+	ALLOC_FAILS(&req, EDQUOT, "domain d1 is limited to 1 GPU, 2 in use",
+		    GPUCTL_A_ALLOC_DOMAIN);
 	ASSERT_EQ(0, nlc_limit_dump(&fx->c, &limits, &n, NULL));
 	EXPECT_EQ(3, n);
 	free(limits);
