@@ -106,26 +106,11 @@ static int gpuctl_nl_alloc_reply(struct genl_info *info,
 {
 	struct sk_buff *msg;
 	void *hdr;
-	int ret;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
-				info->genlhdr->cmd);
-	if (!hdr) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-
-	ret = gpuctl_nl_alloc_fill(msg, alloc);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	msg = gpuctl_nl_reply_new(info, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	return gpuctl_nl_reply_send(info, msg, hdr, gpuctl_nl_alloc_fill(msg, alloc));
 }
 
 /* A UUID in its 36-character form, stored lower case. */
@@ -516,26 +501,11 @@ static int gpuctl_nl_limit_reply(struct genl_info *info,
 {
 	struct sk_buff *msg;
 	void *hdr;
-	int ret;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
-				info->genlhdr->cmd);
-	if (!hdr) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-
-	ret = gpuctl_nl_limit_fill(msg, limit);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	msg = gpuctl_nl_reply_new(info, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	return gpuctl_nl_reply_send(info, msg, hdr, gpuctl_nl_limit_fill(msg, limit));
 }
 
 /* Scope and name of a limit request; the name may not be empty. */

@@ -103,19 +103,10 @@ static int gpuctl_nl_rule_reply(struct genl_info *info,
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
-				info->genlhdr->cmd);
-	if (!hdr || gpuctl_nl_rule_fill(msg, rule)) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	msg = gpuctl_nl_reply_new(info, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	return gpuctl_nl_reply_send(info, msg, hdr, gpuctl_nl_rule_fill(msg, rule));
 }
 
 /**

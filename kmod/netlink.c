@@ -288,6 +288,54 @@ struct genl_family gpuctl_nl_family __ro_after_init = {
 };
 
 /**
+ * gpuctl_nl_reply_new() - start the reply to a request
+ * @info: the request
+ * @hdr: set to the reply's genetlink header
+ *
+ * The reply carries the request's command, as YNL expects.
+ *
+ * Context: process.
+ * Return: the message, or an ERR_PTR().
+ */
+struct sk_buff *gpuctl_nl_reply_new(struct genl_info *info, void **hdr)
+{
+	struct sk_buff *msg;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return ERR_PTR(-ENOMEM);
+
+	*hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
+				 info->genlhdr->cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return ERR_PTR(-EMSGSIZE);
+	}
+	return msg;
+}
+
+/**
+ * gpuctl_nl_reply_send() - send a reply, or drop it when filling it failed
+ * @info: the request
+ * @msg: from gpuctl_nl_reply_new()
+ * @hdr: its header
+ * @err: what filling @msg returned
+ *
+ * Context: process.
+ * Return: @err when it is not 0, otherwise what sending returned.
+ */
+int gpuctl_nl_reply_send(struct genl_info *info, struct sk_buff *msg,
+			 void *hdr, int err)
+{
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/**
  * gpuctl_nl_dev_get_doit() - reply with one device
  * @skb: the request
  * @info: the request; user_ptr[0] holds the device pre_doit found
@@ -300,30 +348,13 @@ int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	const struct gpuctl_dev *dev = info->user_ptr[0];
 	struct sk_buff *msg;
 	void *hdr;
-	int ret;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
-				GPUCTL_CMD_DEV_GET);
-	if (!hdr) {
-		ret = -EMSGSIZE;
-		goto err_free_msg;
-	}
-
-	ret = gpuctl_nl_dev_fill(msg, dev) ?:
-	      gpuctl_nl_holder_fill(msg, &dev->holder);
-	if (ret)
-		goto err_free_msg;
-
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-
-err_free_msg:
-	nlmsg_free(msg);
-	return ret;
+	msg = gpuctl_nl_reply_new(info, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	return gpuctl_nl_reply_send(info, msg, hdr,
+				    gpuctl_nl_dev_fill(msg, dev) ?:
+				    gpuctl_nl_holder_fill(msg, &dev->holder));
 }
 
 /**
@@ -336,32 +367,14 @@ err_free_msg:
  */
 int gpuctl_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	const struct gpuctl_group *group = info->user_ptr[0];
 	struct sk_buff *msg;
 	void *hdr;
-	int ret;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &gpuctl_nl_family, 0,
-				GPUCTL_CMD_GROUP_GET);
-	if (!hdr) {
-		ret = -EMSGSIZE;
-		goto err_free_msg;
-	}
-
-	ret = gpuctl_nl_group_fill(msg, group);
-	if (ret)
-		goto err_free_msg;
-
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-
-err_free_msg:
-	nlmsg_free(msg);
-	return ret;
+	msg = gpuctl_nl_reply_new(info, &hdr);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	return gpuctl_nl_reply_send(info, msg, hdr,
+				    gpuctl_nl_group_fill(msg, info->user_ptr[0]));
 }
 
 /*
