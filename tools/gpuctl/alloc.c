@@ -428,48 +428,19 @@ static int cmd_alloc_del(struct gpuctl *g, struct args *a)
 
 static int cmd_alloc_show(struct gpuctl *g, struct args *a)
 {
-	struct nlmsghdr *nlh;
+	static const struct show_by_id show = {
+		.cmd = "alloc show", .id_name = "allocation id",
+		.one_name = "allocation", .help = alloc_help,
+		.nl_cmd = GPUCTL_CMD_ALLOC_GET, .id_attr = GPUCTL_A_ALLOC_ID,
+	};
 	struct nl_list list;
-	struct nl_ctx *nl;
-	bool one = false;
-	const char *arg;
-	u32 id = 0;
+	bool collected;
 	int ret;
 
-	arg = args_next(a);
-	if (arg) {
-		if (!strcmp(arg, "help")) {
-			alloc_help(stdout);
-			return EXIT_OK;
-		}
-		if (parse_u32(arg, &id)) {
-			fprintf(stderr,
-				"gpuctl: invalid allocation id \"%s\", expected a number\n",
-				arg);
-			return EXIT_USAGE;
-		}
-		one = true;
-	}
-	if (!args_done(a, "alloc show"))
-		return EXIT_USAGE;
-	if (g->dry_run)
-		return EXIT_OK;
-
-	ret = gpuctl_nl(g, &nl);
-	if (ret)
-		return ret;
 	alloc_list_init(&list);
-	nlh = nl_msg_start(nl, GPUCTL_CMD_ALLOC_GET, !one);
-	if (one)
-		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_ID, id);
-	if (nl_collect(nl, nlh, &list)) {
-		if (one)
-			fprintf(stderr, "gpuctl: cannot show allocation %u\n",
-				id);
-		ret = EXIT_KERNEL;
-	} else {
+	ret = show_by_id(g, a, &show, &list, &collected);
+	if (collected)
 		alloc_list_print(&list);
-	}
 	nl_list_free(&list);
 	return ret;
 }

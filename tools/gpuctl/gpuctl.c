@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <libmnl/libmnl.h>
+
 #include "gpuctl.h"
 #include "json_print.h"
 
@@ -126,6 +128,65 @@ bool args_done(const struct args *a, const char *cmd)
 	fprintf(stderr, "gpuctl: %s: unexpected argument \"%s\"\n", cmd,
 		args_peek(a));
 	return false;
+}
+
+/**
+ * show_by_id() - read the objects "OBJECT show [ ID ]" asks for
+ * @g: the tool's state
+ * @a: the words after "show"
+ * @s: the object's command, messages and attributes
+ * @list: an empty list of the object, filled
+ * @collected: set when @list was filled and is for the caller to print
+ *
+ * Dumps every object, or gets the one ID names; "help" prints the object's
+ * help instead.
+ *
+ * Return: the exit code.
+ */
+int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,
+	       struct nl_list *list, bool *collected)
+{
+	struct nlmsghdr *nlh;
+	struct nl_ctx *nl;
+	bool one = false;
+	const char *arg;
+	u32 id = 0;
+	int ret;
+
+	*collected = false;
+	arg = args_next(a);
+	if (arg) {
+		if (!strcmp(arg, "help")) {
+			s->help(stdout);
+			return EXIT_OK;
+		}
+		if (parse_u32(arg, &id)) {
+			fprintf(stderr,
+				"gpuctl: invalid %s \"%s\", expected a number\n",
+				s->id_name, arg);
+			return EXIT_USAGE;
+		}
+		one = true;
+	}
+	if (!args_done(a, s->cmd))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	nlh = nl_msg_start(nl, s->nl_cmd, !one);
+	if (one)
+		mnl_attr_put_u32(nlh, s->id_attr, id);
+	if (nl_collect(nl, nlh, list)) {
+		if (one)
+			fprintf(stderr, "gpuctl: cannot show %s %u\n",
+				s->one_name, id);
+		return EXIT_KERNEL;
+	}
+	*collected = true;
+	return EXIT_OK;
 }
 
 static int dispatch(struct gpuctl *g, struct args *a)

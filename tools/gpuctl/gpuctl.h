@@ -43,6 +43,19 @@ int cmd_dispatch(struct gpuctl *g, struct args *a, const char *object,
 		 const struct cmd_entry *cmds, size_t n, void (*help)(FILE *fp));
 bool args_done(const struct args *a, const char *cmd);
 
+/* What "OBJECT show [ ID ]" needs: group show, reserve show, alloc show. */
+struct show_by_id {
+	const char *cmd;	/* "alloc show", for messages */
+	const char *id_name;	/* "allocation id": invalid "x", expected a number */
+	const char *one_name;	/* "allocation": cannot show allocation 3 */
+	void (*help)(FILE *fp);
+	u8 nl_cmd;		/* its get command; dumps without an ID */
+	u16 id_attr;		/* the ID's attribute */
+};
+
+int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,
+	       struct nl_list *list, bool *collected);
+
 int cmd_dev(struct gpuctl *g, struct args *a);
 int cmd_group(struct gpuctl *g, struct args *a);
 int cmd_monitor(struct gpuctl *g, struct args *a);

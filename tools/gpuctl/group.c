@@ -135,49 +135,19 @@ static void group_list_print(struct group_info *v, size_t n)
 
 static int cmd_group_show(struct gpuctl *g, struct args *a)
 {
+	static const struct show_by_id show = {
+		.cmd = "group show", .id_name = "IOMMU group",
+		.one_name = "IOMMU group", .help = group_help,
+		.nl_cmd = GPUCTL_CMD_GROUP_GET, .id_attr = GPUCTL_A_GROUP_ID,
+	};
 	struct nl_list list = { .size = sizeof(struct group_info),
 				.parse = group_parse, .release = group_release };
-	struct nlmsghdr *nlh;
-	struct nl_ctx *nl;
-	bool one = false;
-	const char *arg;
-	u32 id = 0;
+	bool collected;
 	int ret;
 
-	arg = args_next(a);
-	if (arg) {
-		if (!strcmp(arg, "help")) {
-			group_help(stdout);
-			return EXIT_OK;
-		}
-		if (parse_u32(arg, &id)) {
-			fprintf(stderr,
-				"gpuctl: invalid IOMMU group \"%s\", expected a number\n",
-				arg);
-			return EXIT_USAGE;
-		}
-		one = true;
-	}
-	if (!args_done(a, "group show"))
-		return EXIT_USAGE;
-	if (g->dry_run)
-		return EXIT_OK;
-
-	ret = gpuctl_nl(g, &nl);
-	if (ret)
-		return ret;
-	nlh = nl_msg_start(nl, GPUCTL_CMD_GROUP_GET, !one);
-	if (one)
-		mnl_attr_put_u32(nlh, GPUCTL_A_GROUP_ID, id);
-	ret = nl_collect(nl, nlh, &list);
-	if (ret) {
-		if (one)
-			fprintf(stderr, "gpuctl: cannot show IOMMU group %u\n",
-				id);
-		ret = EXIT_KERNEL;
-	} else {
+	ret = show_by_id(g, a, &show, &list, &collected);
+	if (collected)
 		group_list_print(list.v, list.n);
-	}
 	nl_list_free(&list);
 	return ret;
 }

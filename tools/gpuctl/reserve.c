@@ -353,47 +353,19 @@ static int cmd_reserve_del(struct gpuctl *g, struct args *a)
 
 static int cmd_reserve_show(struct gpuctl *g, struct args *a)
 {
-	struct nlmsghdr *nlh;
+	static const struct show_by_id show = {
+		.cmd = "reserve show", .id_name = "rule id",
+		.one_name = "rule", .help = reserve_help,
+		.nl_cmd = GPUCTL_CMD_RULE_GET, .id_attr = GPUCTL_A_RULE_ID,
+	};
 	struct nl_list list;
-	struct nl_ctx *nl;
-	bool one = false;
-	const char *arg;
-	u32 id = 0;
+	bool collected;
 	int ret;
 
-	arg = args_next(a);
-	if (arg) {
-		if (!strcmp(arg, "help")) {
-			reserve_help(stdout);
-			return EXIT_OK;
-		}
-		if (parse_u32(arg, &id)) {
-			fprintf(stderr,
-				"gpuctl: invalid rule id \"%s\", expected a number\n",
-				arg);
-			return EXIT_USAGE;
-		}
-		one = true;
-	}
-	if (!args_done(a, "reserve show"))
-		return EXIT_USAGE;
-	if (g->dry_run)
-		return EXIT_OK;
-
-	ret = gpuctl_nl(g, &nl);
-	if (ret)
-		return ret;
 	reserve_list_init(&list);
-	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_GET, !one);
-	if (one)
-		mnl_attr_put_u32(nlh, GPUCTL_A_RULE_ID, id);
-	if (nl_collect(nl, nlh, &list)) {
-		if (one)
-			fprintf(stderr, "gpuctl: cannot show rule %u\n", id);
-		ret = EXIT_KERNEL;
-	} else {
+	ret = show_by_id(g, a, &show, &list, &collected);
+	if (collected)
 		reserve_list_print(&list, RULE_FORM_BLOCK);
-	}
 	nl_list_free(&list);
 	return ret;
 }
