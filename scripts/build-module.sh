@@ -9,10 +9,12 @@
 # kernels one after another in the tree itself would destroy the module
 # built for the previous one.
 #
-# Usage: scripts/build-module.sh REL
+# Usage: scripts/build-module.sh REL [MAKE-ARG...]
+#   e.g. W=1 GPUCTL_WERROR=y, as make check builds it
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 rel=$1
+shift
 kdir=/lib/modules/$rel/build
 [ -d "$kdir" ] || { echo "gpuctl: no headers for $rel in $kdir" >&2; exit 1; }
 
@@ -33,5 +35,5 @@ for f in "$src"/kmod/*.[ch]; do
 done
 
 export GPUCTL_VERSION=${GPUCTL_VERSION:-$(git -C "$top" describe --always --dirty --tags 2>/dev/null || echo 0.1)}
-make -C "$kdir" M="$src" modules
+make -C "$kdir" M="$src" "$@" modules
 cp "$src/kmod/gpuctl.ko" "$top/build/$rel/gpuctl.ko"

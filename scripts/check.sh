@@ -88,8 +88,8 @@ step "checkpatch --strict and shellcheck are clean" "$out/style.log" \
 	scripts/style.sh build/linux-source-6.12
 
 for k in $kernels; do
-	step "module builds with -Werror for $k" "$out/build-$k.log" \
-		scripts/build-module.sh "$k"
+	step "module builds with W=1 and -Werror for $k" "$out/build-$k.log" \
+		scripts/build-module.sh "$k" W=1 GPUCTL_WERROR=y
 done
 step "tool builds with -Werror" "$out/tools.log" make -s tools
 step "selftests build with -Werror" "$out/selftests.log" make -s selftests
