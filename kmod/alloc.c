@@ -204,27 +204,44 @@ int gpuctl_alloc_place(struct gpuctl_alloc_req *req, char *why, size_t len)
 	return -ENOSPC;
 }
 
-/* The other functions of a GPU's slot that its rule reserves with it. */
-static unsigned int gpuctl_alloc_companions(struct gpuctl_dev *gpu,
-					    struct gpuctl_dev **out)
+static bool gpuctl_alloc_listed(struct gpuctl_dev **devs, unsigned int n,
+				const struct gpuctl_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (devs[i] == dev)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The other functions of a GPU's slot that its rule reserves with it,
+ * appended to @out[*@n] unless listed already: two GPU functions of one
+ * slot share their companions. With @out NULL, only counts (an upper
+ * bound).
+ */
+static void gpuctl_alloc_companions(struct gpuctl_dev *gpu,
+				    struct gpuctl_dev **out, unsigned int *n)
 {
 	struct pci_dev *pdev = gpu->pdev;
 	struct gpuctl_dev *m;
-	unsigned int n = 0;
 
 	if (!gpu->group)
-		return 0;
+		return;
 
 	list_for_each_entry(m, &gpu->group->members, group_node) {
 		if (m->role != GPUCTL_DEV_ROLE_COMPANION || !m->rule ||
 		    m->alloc || m->pdev->bus != pdev->bus ||
 		    PCI_SLOT(m->pdev->devfn) != PCI_SLOT(pdev->devfn))
 			continue;
+		if (out && gpuctl_alloc_listed(out, *n, m))
+			continue;
 		if (out)
-			out[n] = m;
-		n++;
+			out[*n] = m;
+		(*n)++;
 	}
-	return n;
 }
 
 static int gpuctl_alloc_dev_cmp(const void *a, const void *b)
@@ -249,18 +266,27 @@ static int gpuctl_alloc_dev_cmp(const void *a, const void *b)
 struct gpuctl_alloc *gpuctl_alloc_create(const struct gpuctl_alloc_req *req)
 {
 	struct gpuctl_alloc *alloc;
-	unsigned int i, j, n = 0;
+	unsigned int i, n = 0;
 	struct gpuctl_dev **devs;
 	int ret;
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	for (i = 0; i < req->nr_gpus; i++)
-		n += 1 + gpuctl_alloc_companions(req->gpus[i], NULL);
+	for (i = 0; i < req->nr_gpus; i++) {
+		n++;
+		gpuctl_alloc_companions(req->gpus[i], NULL, &n);
+	}
+	devs = kcalloc(n, sizeof(*devs), GFP_KERNEL);
+	if (!devs)
+		return ERR_PTR(-ENOMEM);
+
+	for (i = 0, n = 0; i < req->nr_gpus; i++) {
+		devs[n++] = req->gpus[i];
+		gpuctl_alloc_companions(req->gpus[i], devs, &n);
+	}
 
 	alloc = kzalloc(struct_size(alloc, devs, n), GFP_KERNEL);
-	devs = kcalloc(n, sizeof(*devs), GFP_KERNEL);
-	if (!alloc || !devs) {
+	if (!alloc) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -287,10 +313,6 @@ struct gpuctl_alloc *gpuctl_alloc_create(const struct gpuctl_alloc_req *req)
 		goto err_free;
 	}
 
-	for (i = 0, j = 0; i < req->nr_gpus; i++) {
-		devs[j++] = req->gpus[i];
-		j += gpuctl_alloc_companions(req->gpus[i], devs + j);
-	}
 	for (i = 0; i < n; i++) {
 		alloc->devs[i].dev = devs[i];
 		strscpy(alloc->devs[i].address, pci_name(devs[i]->pdev),

@@ -37,8 +37,9 @@
 /*
  * Where a PCI device's driver_override lives (kernel-facts 2.1): 6.1 keeps
  * it in struct pci_dev behind the device lock; 7.0 (and 6.12.91+) moved it
- * to struct device behind a spinlock of its own. Neither may be called with
- * the device lock held, which rules out the (UN)BOUND notifier events.
+ * to struct device behind a spinlock of its own, with accessors. On 6.1
+ * both the setter and the reader take the device lock, so neither may run
+ * in the (UN)BOUND notifier events or under any lock of gpuctl's.
  */
 #ifdef GPUCTL_HAVE_DEVICE_DRIVER_OVERRIDE
 /* NULL clears; the setter itself wants "" for that. */
@@ -47,18 +48,14 @@ static inline int gpuctl_set_override(struct pci_dev *pdev, const char *name)
 	return device_set_driver_override(&pdev->dev, name ?: "");
 }
 
-/* The accessors only compare with a driver; the name is read the same way. */
+/* The accessor compares with a driver; only the driver's name is read. */
 static inline bool gpuctl_override_is(struct pci_dev *pdev, const char *name)
 {
-	struct device *dev = &pdev->dev;
-	bool ret;
+	const struct device_driver drv = { .name = name };
 
-	spin_lock(&dev->driver_override.lock);
-	ret = name ? dev->driver_override.name &&
-		     !strcmp(dev->driver_override.name, name)
-		   : !dev->driver_override.name;
-	spin_unlock(&dev->driver_override.lock);
-	return ret;
+	if (!name)
+		return !device_has_driver_override(&pdev->dev);
+	return device_match_driver_override(&pdev->dev, &drv) > 0;
 }
 #else
 static inline int gpuctl_set_override(struct pci_dev *pdev, const char *name)
@@ -67,6 +64,7 @@ static inline int gpuctl_set_override(struct pci_dev *pdev, const char *name)
 				   name ?: "", name ? strlen(name) : 0);
 }
 
+/* As the sysfs attribute reads it: under the device lock. */
 static inline bool gpuctl_override_is(struct pci_dev *pdev, const char *name)
 {
 	bool ret;

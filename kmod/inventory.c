@@ -331,6 +331,8 @@ static void gpuctl_inventory_set_driver(struct pci_dev *pdev,
 	gpuctl_reserve_driver_changed(dev);
 	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
 	gpuctl_inventory_changed();
+	/* A VM's device that left its VFIO driver is closed by now. */
+	gpuctl_vfio_watch_dev(dev);
 }
 
 /* A VF came or went: its PF's VF count changed. */
@@ -349,6 +351,62 @@ static void gpuctl_inventory_vf_changed(struct pci_dev *pdev)
 
 	gpuctl_netlink_notify_dev(pf, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
 	gpuctl_inventory_changed();
+}
+
+/*
+ * Devices deleted while the load-time scan runs. device_del() sends
+ * DEL_DEVICE and REMOVED_DEVICE while the device is still registered, so
+ * the scan can reach a device after both events passed; tracked then, it
+ * would never be removed. Each entry holds a reference, so that no new
+ * device can take its address meanwhile. Under gpuctl_lock.
+ */
+struct gpuctl_scan_gone {
+	struct list_head node;
+	struct pci_dev *pdev;
+};
+
+static LIST_HEAD(gpuctl_scan_gone_list);
+static bool gpuctl_scanning;
+
+static void gpuctl_scan_forget(struct pci_dev *pdev)
+{
+	struct gpuctl_scan_gone *gone;
+
+	lockdep_assert_held(&gpuctl_lock);
+	if (!gpuctl_scanning)
+		return;
+
+	/* Without memory, the device may stay listed until unload. */
+	gone = kmalloc(sizeof(*gone), GFP_KERNEL);
+	if (!gone)
+		return;
+	gone->pdev = pci_dev_get(pdev);
+	list_add(&gone->node, &gpuctl_scan_gone_list);
+}
+
+static bool gpuctl_scan_gone(struct pci_dev *pdev)
+{
+	struct gpuctl_scan_gone *gone;
+
+	lockdep_assert_held(&gpuctl_lock);
+	list_for_each_entry(gone, &gpuctl_scan_gone_list, node) {
+		if (gone->pdev == pdev)
+			return true;
+	}
+	return false;
+}
+
+static void gpuctl_scan_done(void)
+{
+	struct gpuctl_scan_gone *gone, *tmp;
+
+	lockdep_assert_held(&gpuctl_lock);
+	gpuctl_scanning = false;
+	list_for_each_entry_safe(gone, tmp, &gpuctl_scan_gone_list, node) {
+		list_del(&gone->node);
+		pci_dev_put(gone->pdev);
+		kfree(gone);
+	}
 }
 
 /*
@@ -371,22 +429,19 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 		gpuctl_inventory_vf_changed(pdev);
 		gpuctl_reserve_refresh();
 		mutex_unlock(&gpuctl_lock);
-		/* No driver can match the device before this event returns. */
-		gpuctl_reserve_claim();
+		/*
+		 * No driver can match the device before this event returns.
+		 * Only this device: a VF's event comes under its PF's device
+		 * lock, which claiming the PF would take again.
+		 */
+		gpuctl_reserve_claim(pdev);
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
 		mutex_lock(&gpuctl_lock);
 		gpuctl_inventory_set_driver(pdev, d->driver);
 		mutex_unlock(&gpuctl_lock);
-		/* Outside gpuctl_lock: vfio's device set lock nests outside. */
-		gpuctl_vfio_hook_bound(pdev);
-		break;
-	case BUS_NOTIFY_UNBIND_DRIVER:
-		gpuctl_vfio_hook_unbind(pdev);
 		break;
 	case BUS_NOTIFY_UNBOUND_DRIVER:
-		gpuctl_vfio_hook_unbound(pdev);
-		fallthrough;
 	case BUS_NOTIFY_DRIVER_NOT_BOUND:
 		/* dev->driver may still be set for a failed probe. */
 		mutex_lock(&gpuctl_lock);
@@ -395,6 +450,7 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 		break;
 	case BUS_NOTIFY_DEL_DEVICE:
 		mutex_lock(&gpuctl_lock);
+		gpuctl_scan_forget(pdev);
 		gpuctl_inventory_del(pdev);
 		gpuctl_inventory_vf_changed(pdev);
 		/* A foreign member may have lost the GPU that reserved it. */
@@ -423,15 +479,14 @@ static struct notifier_block gpuctl_inventory_nb = {
 
 static int gpuctl_inventory_scan_one(struct device *d, void *data)
 {
+	struct pci_dev *pdev = to_pci_dev(d);
+
 	mutex_lock(&gpuctl_lock);
-	/* Skip a device that is being deleted; its events are gone. */
-	if (device_is_registered(d)) {
-		gpuctl_inventory_add(to_pci_dev(d));
+	if (!gpuctl_scan_gone(pdev)) {
+		gpuctl_inventory_add(pdev);
 		gpuctl_reserve_refresh();
 	}
 	mutex_unlock(&gpuctl_lock);
-	/* Before the GPU drivers that wait for gpuctl (softdeps) load. */
-	gpuctl_reserve_claim();
 	return 0;
 }
 
@@ -439,20 +494,34 @@ static int gpuctl_inventory_scan_one(struct device *d, void *data)
  * gpuctl_inventory_start() - follow PCI bus events and track present devices
  *
  * The notifier goes first so that no device can appear unseen between the
- * scan and the registration; a device both report is added once.
+ * scan and the registration; a device both report is added once, and one
+ * deleted meanwhile is not added (gpuctl_scan_forget()). Then every device
+ * a rule reserves gets its driver_override, before the GPU drivers that
+ * softdeps made wait for gpuctl load.
  *
- * Context: module init; takes gpuctl_lock.
+ * Context: module init; takes gpuctl_lock; no device lock held.
  * Return: 0 or a negative errno.
  */
 int gpuctl_inventory_start(void)
 {
 	int ret;
 
+	mutex_lock(&gpuctl_lock);
+	gpuctl_scanning = true;
+	mutex_unlock(&gpuctl_lock);
+
 	ret = bus_register_notifier(&pci_bus_type, &gpuctl_inventory_nb);
+	if (!ret)
+		bus_for_each_dev(&pci_bus_type, NULL, NULL,
+				 gpuctl_inventory_scan_one);
+
+	mutex_lock(&gpuctl_lock);
+	gpuctl_scan_done();
+	mutex_unlock(&gpuctl_lock);
 	if (ret)
 		return ret;
 
-	bus_for_each_dev(&pci_bus_type, NULL, NULL, gpuctl_inventory_scan_one);
+	gpuctl_reserve_claim(NULL);
 	return 0;
 }
 

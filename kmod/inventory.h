@@ -20,15 +20,20 @@ struct gpuctl_rule;
 #define GPUCTL_DRIVER_NAME_LEN 32
 
 /* Why a reserved device is blocked, e.g. "vfio-pci did not bind". */
-#define GPUCTL_BLOCKED_LEN 64
+#define GPUCTL_BLOCKED_LEN 80
 
 /**
  * struct gpuctl_holder - the VFIO user that has a device open
- * @open: a VFIO user has the device open (vfio's open count is not 0)
- * @pid: its thread group id; 0 when it opened before gpuctl loaded
+ * @open: a VFIO user has the device open, or is opening it (@opening)
+ * @opening: gpuctl-vfio-pci admitted the opener but has not announced the
+ *	open yet: the device is being enabled
+ * @observed: the open was observed from the IOMMU group's DMA ownership
+ *	(any VFIO driver but gpuctl-vfio-pci), so the holder is unknown
+ * @pid: its thread group id; 0 when unknown
  * @comm: its command name, "" when unknown
  * @uid: its effective uid when it opened the device
- * @since: when it opened the device, seconds since the epoch
+ * @since: when it opened the device (or when gpuctl saw it open), seconds
+ *	since the epoch
  * @match: enum gpuctl_open_match
  *
  * Only the first open of a VFIO device reaches its driver (kernel-facts
@@ -36,6 +41,8 @@ struct gpuctl_rule;
  */
 struct gpuctl_holder {
 	bool open;
+	bool opening;
+	bool observed;
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 	u32 uid;
@@ -64,6 +71,7 @@ struct gpuctl_holder {
  * @pending: the enforcement worker has to look at it
  * @needs_override: gives it its driver_override right away, before a
  *	driver can bind (gpuctl_reserve_claim())
+ * @claim_told: "claimed" was announced for @rule's first override
  * @alloc: the allocation it belongs to, NULL when unallocated
  * @holder: the VFIO user that has it open, if any
  *
@@ -88,6 +96,7 @@ struct gpuctl_dev {
 	bool take;
 	bool pending;
 	bool needs_override;
+	bool claim_told;
 
 	struct gpuctl_alloc *alloc;
 	struct gpuctl_holder holder;

@@ -93,6 +93,9 @@ struct gpuctl_limit *gpuctl_limit_set(u32 scope, const char *name, u32 max)
 
 	lockdep_assert_held(&gpuctl_lock);
 
+	/* A dump of the limits that spans this change must be retried. */
+	gpuctl_inventory_changed();
+
 	limit = gpuctl_limit_find(scope, name);
 	if (limit) {
 		limit->max = max;
@@ -127,6 +130,7 @@ void gpuctl_limit_del(struct gpuctl_limit *limit)
 	lockdep_assert_held(&gpuctl_lock);
 	xa_erase(&gpuctl_limits, limit->id);
 	kfree(limit);
+	gpuctl_inventory_changed();
 }
 
 /**

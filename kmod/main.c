@@ -20,15 +20,18 @@
 #include "vfio-track.h"
 
 /*
- * The worker and the family go first, then gpuctl-vfio-pci (a rule may
- * name it), the parameter's rules, the notifier, and the hooks on devices
- * vfio-pci has already: every notification is sent on a registered
- * family, and the load-time scan already applies the rules. Exit undoes
- * them in reverse, except that the worker stops before the VFIO parts go
- * (it binds devices) and before the family goes (it sends
- * notifications), and its queue is freed once no request can kick it;
- * the tables are freed last. No allocation and no open tracked device is
- * left by then: each holds a reference on the module.
+ * Setup, in order: the enforcement worker's queue; gpuctl-vfio-pci (a rule
+ * may name it); the parameter's rules; the bus notifier and the load-time
+ * scan, which apply the rules; the observer of VFIO opens; and last the
+ * netlink family, so that no request sees a half-built module.
+ *
+ * Teardown mirrors it, like WireGuard's: the family goes first (no request
+ * runs after it, and no notification is sent), then the observer, then the
+ * notifier. The worker, which those kicked, stops next, before the tables
+ * and rules it reads are freed; then gpuctl-vfio-pci goes and the worker's
+ * queue last. No allocation and no open on gpuctl-vfio-pci is left by
+ * then: each pins the module. Devices stay where they are, overrides
+ * included, so no reserved GPU falls to a host driver across a reload.
  */
 static int __init gpuctl_mod_init(void)
 {
@@ -38,51 +41,53 @@ static int __init gpuctl_mod_init(void)
 	if (ret)
 		return ret;
 
-	ret = gpuctl_netlink_init();
+	ret = gpuctl_vfio_driver_init();
 	if (ret)
 		goto err_reserve_exit;
 
-	ret = gpuctl_vfio_driver_init();
-	if (ret)
-		goto err_netlink_exit;
-
 	ret = gpuctl_param_load();
 	if (ret)
-		goto err_driver_exit;
+		goto err_rule_flush;
 
 	ret = gpuctl_inventory_start();
 	if (ret)
-		goto err_driver_exit;
+		goto err_inventory_flush;
 
-	gpuctl_vfio_hook_scan();
+	gpuctl_vfio_watch_start();
+
+	ret = gpuctl_netlink_init();
+	if (ret)
+		goto err_watch_stop;
+
 	pr_info("version " GPUCTL_VERSION " loaded\n");
 	return 0;
 
-err_driver_exit:
+err_watch_stop:
+	gpuctl_vfio_watch_stop();
+	gpuctl_inventory_stop();
+err_inventory_flush:
 	gpuctl_reserve_stop();
+	gpuctl_inventory_flush();
+err_rule_flush:
+	gpuctl_reserve_stop();
+	gpuctl_rule_flush();
 	gpuctl_vfio_driver_exit();
-	goto err_family;
-err_netlink_exit:
-	gpuctl_reserve_stop();
-err_family:
-	gpuctl_netlink_exit();
 err_reserve_exit:
 	gpuctl_reserve_exit();
-	gpuctl_rule_flush();
 	return ret;
 }
 
 static void __exit gpuctl_mod_exit(void)
 {
+	gpuctl_netlink_exit();
+	gpuctl_limit_flush();
+	gpuctl_vfio_watch_stop();
 	gpuctl_inventory_stop();
 	gpuctl_reserve_stop();
-	gpuctl_vfio_hook_exit();
-	gpuctl_vfio_driver_exit();
-	gpuctl_netlink_exit();
-	gpuctl_reserve_exit();
 	gpuctl_inventory_flush();
 	gpuctl_rule_flush();
-	gpuctl_limit_flush();
+	gpuctl_vfio_driver_exit();
+	gpuctl_reserve_exit();
 }
 
 module_init(gpuctl_mod_init);

@@ -3,9 +3,10 @@
  * Copyright (C) 2025 The gpuctl authors
  *
  * Netlink requests on the allocation ledger and tenant limits: alloc-new,
- * alloc-del, alloc-get, limit-set and limit-get. Changes need
- * CAP_NET_ADMIN (GENL_ADMIN_PERM in the generated ops table); reading is
- * open. A request either changes nothing and says why in its extack, or
+ * alloc-del, alloc-get, limit-set and limit-get. All of them, reads too,
+ * need CAP_NET_ADMIN (GENL_ADMIN_PERM in the generated ops table) and
+ * CAP_SYS_ADMIN (pre_doit and gpuctl_nl_dump() check it): the ledger names
+ * tenants' VMs. A request either changes nothing and says why in its extack, or
  * is applied whole: every check runs before the first change, under one
  * hold of gpuctl_lock.
  */
@@ -435,7 +436,8 @@ int gpuctl_nl_alloc_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return gpuctl_nl_alloc_reply(info, info->user_ptr[0]);
 }
 
-static int gpuctl_nl_alloc_fill_next(struct sk_buff *msg, unsigned long *key)
+static int gpuctl_nl_alloc_fill_next(struct sk_buff *msg, unsigned long *key,
+				     bool admin)
 {
 	struct gpuctl_alloc *alloc = gpuctl_alloc_next(key);
 
@@ -453,11 +455,12 @@ static int gpuctl_nl_alloc_fill_next(struct sk_buff *msg, unsigned long *key)
 int gpuctl_nl_alloc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_ALLOC_GET,
-			      gpuctl_nl_alloc_fill_next);
+			      gpuctl_nl_alloc_fill_next,
+			      GPUCTL_NL_DUMP_ADMIN | GPUCTL_NL_DUMP_WATCH);
 }
 
 /**
- * gpuctl_netlink_notify_alloc() - announce an allocation on "monitor"
+ * gpuctl_netlink_notify_alloc() - announce an allocation on "ledger"
  * @alloc: the allocation, still in the table
  * @cmd: GPUCTL_CMD_ALLOC_NEW_NTF, _DEL_NTF or _CHANGE_NTF
  * @end: for _DEL_NTF, enum gpuctl_alloc_end; 0 otherwise
@@ -470,9 +473,7 @@ void gpuctl_netlink_notify_alloc(const struct gpuctl_alloc *alloc, u8 cmd,
 	struct sk_buff *msg;
 	void *hdr;
 
-	lockdep_assert_held(&gpuctl_lock);
-
-	msg = gpuctl_nl_ntf_new(cmd, &hdr);
+	msg = gpuctl_nl_ntf_new(cmd, GPUCTL_NLGRP_LEDGER, &hdr);
 	if (!msg)
 		return;
 
@@ -481,7 +482,7 @@ void gpuctl_netlink_notify_alloc(const struct gpuctl_alloc *alloc, u8 cmd,
 		nlmsg_free(msg);
 		return;
 	}
-	gpuctl_nl_ntf_send(msg, hdr);
+	gpuctl_nl_ntf_send(msg, hdr, GPUCTL_NLGRP_LEDGER);
 }
 
 static int gpuctl_nl_limit_fill(struct sk_buff *msg,
@@ -603,7 +604,8 @@ int gpuctl_nl_limit_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return gpuctl_nl_limit_reply(info, info->user_ptr[0]);
 }
 
-static int gpuctl_nl_limit_fill_next(struct sk_buff *msg, unsigned long *key)
+static int gpuctl_nl_limit_fill_next(struct sk_buff *msg, unsigned long *key,
+				     bool admin)
 {
 	struct gpuctl_limit *limit = gpuctl_limit_next(key);
 
@@ -621,5 +623,5 @@ static int gpuctl_nl_limit_fill_next(struct sk_buff *msg, unsigned long *key)
 int gpuctl_nl_limit_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_LIMIT_GET,
-			      gpuctl_nl_limit_fill_next);
+			      gpuctl_nl_limit_fill_next, GPUCTL_NL_DUMP_ADMIN);
 }

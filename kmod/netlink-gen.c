@@ -139,6 +139,7 @@ const struct genl_ops gpuctl_nl_ops[10] = {
 		.dumpit		= gpuctl_nl_alloc_get_dumpit,
 		.policy		= gpuctl_alloc_get_nl_policy,
 		.maxattr	= GPUCTL_A_ALLOC_ID,
+		.flags		= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd		= GPUCTL_CMD_LIMIT_SET,
@@ -153,9 +154,11 @@ const struct genl_ops gpuctl_nl_ops[10] = {
 		.dumpit		= gpuctl_nl_limit_get_dumpit,
 		.policy		= gpuctl_limit_get_nl_policy,
 		.maxattr	= GPUCTL_A_LIMIT_NAME,
+		.flags		= GENL_ADMIN_PERM,
 	},
 };
 
 static const struct genl_multicast_group gpuctl_nl_mcgrps[] = {
 	[GPUCTL_NLGRP_MONITOR] = { "monitor", },
+	[GPUCTL_NLGRP_LEDGER] = { "ledger", },
 };

@@ -55,6 +55,7 @@ int gpuctl_nl_limit_get_dumpit(struct sk_buff *skb,
 
 enum {
 	GPUCTL_NLGRP_MONITOR,
+	GPUCTL_NLGRP_LEDGER,
 };
 
 #endif /* _LINUX_GPUCTL_GEN_H */

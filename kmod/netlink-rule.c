@@ -3,9 +3,10 @@
  * Copyright (C) 2025 The gpuctl authors
  *
  * Netlink requests on reservation rules: rule-new, rule-del and rule-get.
- * All three are for CAP_NET_ADMIN only (GENL_ADMIN_PERM in the generated
- * ops table). A request either changes nothing and says why in its extack,
- * or is applied whole.
+ * All three need CAP_NET_ADMIN (GENL_ADMIN_PERM in the generated ops
+ * table) and CAP_SYS_ADMIN (pre_doit and gpuctl_nl_dump() check it). A
+ * request either changes nothing and says why in its extack, or is
+ * applied whole.
  */
 
 #include <linux/kernel.h>
@@ -251,7 +252,7 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 static void gpuctl_nl_rule_settle(unsigned long ticket)
 {
 	mutex_unlock(&gpuctl_lock);
-	gpuctl_reserve_claim();
+	gpuctl_reserve_claim(NULL);
 	gpuctl_reserve_wait(ticket);
 	mutex_lock(&gpuctl_lock);
 }
@@ -338,7 +339,7 @@ int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 					       dev->alloc->info.id);
 			return -EBUSY;
 		}
-		if (gpuctl_reserve_vfio_busy(dev)) {
+		if (dev->holder.open || gpuctl_reserve_vfio_busy(dev)) {
 			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
 					       "%s is open by a VFIO user; close it first",
 					       pci_name(dev->pdev));
@@ -369,7 +370,8 @@ int gpuctl_nl_rule_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return gpuctl_nl_rule_reply(info, info->user_ptr[0]);
 }
 
-static int gpuctl_nl_rule_fill_next(struct sk_buff *msg, unsigned long *key)
+static int gpuctl_nl_rule_fill_next(struct sk_buff *msg, unsigned long *key,
+				    bool admin)
 {
 	struct gpuctl_rule *rule = gpuctl_rule_next(key);
 
@@ -387,5 +389,5 @@ static int gpuctl_nl_rule_fill_next(struct sk_buff *msg, unsigned long *key)
 int gpuctl_nl_rule_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_RULE_GET,
-			      gpuctl_nl_rule_fill_next);
+			      gpuctl_nl_rule_fill_next, GPUCTL_NL_DUMP_ADMIN);
 }

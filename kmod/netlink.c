@@ -21,13 +21,35 @@
 #include "netlink-gen.h"
 #include "reserve.h"
 #include "rule.h"
+#include "vfio-track.h"
 
 /* "device 0000:01:00.0 is bound to snd_hda_intel" */
 #define GPUCTL_REASON_LEN (GPUCTL_ADDRESS_LEN + GPUCTL_DRIVER_NAME_LEN + 32)
 
+/*
+ * "monitor" is the inventory's, open to every user like lspci; "ledger"
+ * carries every event with all attributes, tenants' VMs and holders
+ * included, and only CAP_SYS_ADMIN may join it (the spec's doc says so;
+ * the generator does not emit group flags).
+ */
 static const struct genl_multicast_group gpuctl_mcgrps[] = {
 	[GPUCTL_NLGRP_MONITOR] = { .name = GPUCTL_MCGRP_MONITOR, },
+	[GPUCTL_NLGRP_LEDGER] = { .name = GPUCTL_MCGRP_LEDGER,
+				  .flags = GENL_MCAST_CAP_SYS_ADMIN, },
 };
+
+/*
+ * Under gpuctl_lock: the family is registered, so notifications may go
+ * out. Cleared before the family is unregistered: a group id sent to after
+ * that may belong to another family already.
+ */
+static bool gpuctl_nl_live;
+
+/* Whoever sent @skb may see the ledger, and change anything. */
+static bool gpuctl_nl_admin(struct sk_buff *skb)
+{
+	return netlink_capable(skb, CAP_SYS_ADMIN);
+}
 
 /*
  * The host bridge or root port a device hangs off, as the second path
@@ -70,8 +92,16 @@ static int gpuctl_nl_dev_fill_reason(struct sk_buff *msg,
 	}
 }
 
-/* One fill function for get replies, dumps and notifications. */
-static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev)
+static int gpuctl_nl_holder_fill(struct sk_buff *msg,
+				 const struct gpuctl_dev *dev,
+				 const struct gpuctl_holder *holder);
+
+/*
+ * One fill function for get replies, dumps and notifications; @admin adds
+ * the device's allocation and holder, which only CAP_SYS_ADMIN may see.
+ */
+static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev,
+			      bool admin)
 {
 	struct pci_dev *pdev = dev->pdev;
 	char root[24];
@@ -114,24 +144,40 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev)
 
 	if (dev->rule && nla_put_u32(msg, GPUCTL_A_DEV_RULE, dev->rule->id))
 		return -EMSGSIZE;
+	if (gpuctl_nl_dev_fill_reason(msg, dev))
+		return -EMSGSIZE;
+	if (!admin)
+		return 0;
+
 	if (dev->alloc &&
 	    nla_put_u32(msg, GPUCTL_A_DEV_ALLOCATION, dev->alloc->info.id))
 		return -EMSGSIZE;
-	return gpuctl_nl_dev_fill_reason(msg, dev);
+	return gpuctl_nl_holder_fill(msg, dev, &dev->holder);
 }
 
-/* The VFIO user that has the device open; unknown ones only have pid 0. */
+/*
+ * The VFIO user that has the device open. An observed one is unknown: pid
+ * 0, and whether it matches the allocation depends only on whether the
+ * device has one now.
+ */
 static int gpuctl_nl_holder_fill(struct sk_buff *msg,
+				 const struct gpuctl_dev *dev,
 				 const struct gpuctl_holder *holder)
 {
-	if (!holder->open)
+	u32 match = holder->match;
+
+	if (!holder->open || holder->opening)
 		return 0;
 
+	if (holder->observed)
+		match = dev->alloc ? GPUCTL_OPEN_MATCH_UNKNOWN :
+				     GPUCTL_OPEN_MATCH_UNALLOCATED;
 	if (nla_put_u32(msg, GPUCTL_A_DEV_HOLDER_PID, holder->pid) ||
-	    nla_put_u32(msg, GPUCTL_A_DEV_OPEN_MATCH, holder->match))
+	    nla_put_u32(msg, GPUCTL_A_DEV_OPEN_MATCH, match))
 		return -EMSGSIZE;
-	if (!holder->pid)
-		return 0;
+	if (holder->observed)
+		return nla_put_u64_64bit(msg, GPUCTL_A_DEV_HOLDER_SINCE,
+					 holder->since, GPUCTL_A_DEV_PAD);
 
 	if (nla_put_string(msg, GPUCTL_A_DEV_HOLDER_COMM, holder->comm) ||
 	    nla_put_u32(msg, GPUCTL_A_DEV_HOLDER_UID, holder->uid) ||
@@ -211,16 +257,35 @@ static int gpuctl_nl_group_lookup(struct genl_info *info)
 
 /*
  * Every doit runs under gpuctl_lock, taken here and dropped in post_doit,
- * with its target object already resolved into user_ptr[0]. Handlers that
- * wait for the enforcement worker drop the lock meanwhile and take it
- * again before they return.
+ * with its target object already resolved into user_ptr[0], and user_ptr[1]
+ * not NULL when the sender has CAP_SYS_ADMIN. Handlers that wait for the
+ * enforcement worker drop the lock meanwhile and take it again before
+ * they return.
  */
 static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 			      struct sk_buff *skb, struct genl_info *info)
 {
+	bool admin = gpuctl_nl_admin(skb);
 	int ret;
 
+	/* GENL_ADMIN_PERM only asks for CAP_NET_ADMIN. */
+	if ((ops->flags & GENL_ADMIN_PERM) && !admin) {
+		NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	info->user_ptr[1] = admin ? info : NULL;
+
 	mutex_lock(&gpuctl_lock);
+
+	/* Lookups below must not find an allocation a close just ended. */
+	switch (ops->cmd) {
+	case GPUCTL_CMD_DEV_GET:
+	case GPUCTL_CMD_ALLOC_DEL:
+	case GPUCTL_CMD_ALLOC_GET:
+	case GPUCTL_CMD_RULE_DEL:
+		gpuctl_vfio_watch_sync();
+		break;
+	}
 
 	switch (ops->cmd) {
 	case GPUCTL_CMD_DEV_GET:
@@ -338,7 +403,8 @@ int gpuctl_nl_reply_send(struct genl_info *info, struct sk_buff *msg,
 /**
  * gpuctl_nl_dev_get_doit() - reply with one device
  * @skb: the request
- * @info: the request; user_ptr[0] holds the device pre_doit found
+ * @info: the request; user_ptr[0] holds the device pre_doit found,
+ *	user_ptr[1] whether the sender may see its allocation and holder
  *
  * Context: gpuctl_lock held by pre_doit.
  * Return: 0 or a negative errno.
@@ -353,8 +419,8 @@ int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 	return gpuctl_nl_reply_send(info, msg, hdr,
-				    gpuctl_nl_dev_fill(msg, dev) ?:
-				    gpuctl_nl_holder_fill(msg, &dev->holder));
+				    gpuctl_nl_dev_fill(msg, dev,
+						       info->user_ptr[1]));
 }
 
 /**
@@ -392,22 +458,33 @@ struct gpuctl_nl_dump_ctx {
  * @cb: the dump; the cursor lives in cb->ctx
  * @cmd: the command of each message
  * @fill_next: fills the next object
+ * @flags: GPUCTL_NL_DUMP_ADMIN for objects only CAP_SYS_ADMIN may read,
+ *	GPUCTL_NL_DUMP_WATCH for objects that show who has devices open
  *
  * Context: takes gpuctl_lock.
  * Return: the length of @skb, 0 when the dump is complete, or a negative
  * errno.
  */
 int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
-		   gpuctl_nl_fill_next_t fill_next)
+		   gpuctl_nl_fill_next_t fill_next, unsigned int flags)
 {
 	struct gpuctl_nl_dump_ctx *ctx = (struct gpuctl_nl_dump_ctx *)cb->ctx;
+	bool admin = gpuctl_nl_admin(cb->skb);
 	unsigned long key = ctx->next;
 	void *hdr;
 	int ret;
 
 	NL_ASSERT_DUMP_CTX_FITS(struct gpuctl_nl_dump_ctx);
 
+	/* Dumps skip pre_doit, and GENL_ADMIN_PERM asks for CAP_NET_ADMIN. */
+	if ((flags & GPUCTL_NL_DUMP_ADMIN) && !admin) {
+		NL_SET_ERR_MSG(cb->extack, "needs CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+
 	mutex_lock(&gpuctl_lock);
+	if ((flags & GPUCTL_NL_DUMP_WATCH) && !key)
+		gpuctl_vfio_watch_sync();
 	cb->seq = gpuctl_inventory_generation();
 
 	for (;; key++) {
@@ -419,7 +496,7 @@ int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 			break;
 		}
 
-		ret = fill_next(skb, &key);
+		ret = fill_next(skb, &key, admin);
 		if (ret <= 0) {
 			genlmsg_cancel(skb, hdr);
 			break;
@@ -438,17 +515,16 @@ int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 	return ret ?: skb->len;
 }
 
-static int gpuctl_nl_dev_fill_next(struct sk_buff *msg, unsigned long *key)
+static int gpuctl_nl_dev_fill_next(struct sk_buff *msg, unsigned long *key,
+				   bool admin)
 {
 	struct gpuctl_dev *dev = gpuctl_inventory_next(key);
 
-	if (!dev)
-		return 0;
-	return gpuctl_nl_dev_fill(msg, dev) ?:
-	       gpuctl_nl_holder_fill(msg, &dev->holder) ?: 1;
+	return dev ? gpuctl_nl_dev_fill(msg, dev, admin) ?: 1 : 0;
 }
 
-static int gpuctl_nl_group_fill_next(struct sk_buff *msg, unsigned long *key)
+static int gpuctl_nl_group_fill_next(struct sk_buff *msg, unsigned long *key,
+				     bool admin)
 {
 	struct gpuctl_group *group = gpuctl_group_next(key);
 
@@ -466,7 +542,7 @@ static int gpuctl_nl_group_fill_next(struct sk_buff *msg, unsigned long *key)
 int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_DEV_GET,
-			      gpuctl_nl_dev_fill_next);
+			      gpuctl_nl_dev_fill_next, GPUCTL_NL_DUMP_WATCH);
 }
 
 /**
@@ -480,20 +556,23 @@ int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 int gpuctl_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_GROUP_GET,
-			      gpuctl_nl_group_fill_next);
+			      gpuctl_nl_group_fill_next, 0);
 }
 
 /*
- * A message for the "monitor" group with its header put, or NULL when
- * nobody listens (nothing is built then) or memory is short. A failure only
- * costs listeners an event; the tables are already updated.
+ * A message for multicast group @group with its header put, or NULL when
+ * nobody listens there (nothing is built then), the family is not
+ * registered, or memory is short. A failure only costs listeners an event;
+ * the tables are already updated.
  */
-struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr)
+struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, unsigned int group, void **hdr)
 {
 	struct sk_buff *msg;
 
-	if (!genl_has_listeners(&gpuctl_nl_family, &init_net,
-				GPUCTL_NLGRP_MONITOR))
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!gpuctl_nl_live ||
+	    !genl_has_listeners(&gpuctl_nl_family, &init_net, group))
 		return NULL;
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
@@ -508,43 +587,50 @@ struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr)
 	return msg;
 }
 
-void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr)
+void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr, unsigned int group)
 {
 	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&gpuctl_nl_family, msg, 0, GPUCTL_NLGRP_MONITOR,
-			  GFP_KERNEL);
+	genlmsg_multicast(&gpuctl_nl_family, msg, 0, group, GFP_KERNEL);
 }
 
 /**
- * gpuctl_netlink_notify_dev() - announce a device on the "monitor" group
+ * gpuctl_netlink_notify_dev() - announce a device
  * @dev: the device, still tracked (for a removal: not yet freed)
  * @cmd: GPUCTL_CMD_DEV_ADD_NTF, _DEL_NTF or _CHANGE_NTF
  * @action: enum gpuctl_dev_action value of what gpuctl did, or 0
+ *
+ * On "monitor" without the device's allocation and holder, and on
+ * "ledger" with them.
  *
  * Context: gpuctl_lock held; sleeps.
  */
 void gpuctl_netlink_notify_dev(const struct gpuctl_dev *dev, u8 cmd,
 			       u32 action)
 {
+	static const unsigned int groups[] = {
+		GPUCTL_NLGRP_MONITOR, GPUCTL_NLGRP_LEDGER,
+	};
 	struct sk_buff *msg;
+	unsigned int i;
 	void *hdr;
 
-	lockdep_assert_held(&gpuctl_lock);
+	for (i = 0; i < ARRAY_SIZE(groups); i++) {
+		msg = gpuctl_nl_ntf_new(cmd, groups[i], &hdr);
+		if (!msg)
+			continue;
 
-	msg = gpuctl_nl_ntf_new(cmd, &hdr);
-	if (!msg)
-		return;
-
-	if (gpuctl_nl_dev_fill(msg, dev) ||
-	    (action && nla_put_u32(msg, GPUCTL_A_DEV_ACTION, action))) {
-		nlmsg_free(msg);
-		return;
+		if (gpuctl_nl_dev_fill(msg, dev,
+				       groups[i] == GPUCTL_NLGRP_LEDGER) ||
+		    (action && nla_put_u32(msg, GPUCTL_A_DEV_ACTION, action))) {
+			nlmsg_free(msg);
+			continue;
+		}
+		gpuctl_nl_ntf_send(msg, hdr, groups[i]);
 	}
-	gpuctl_nl_ntf_send(msg, hdr);
 }
 
 /**
- * gpuctl_netlink_notify_rule() - announce a rule on the "monitor" group
+ * gpuctl_netlink_notify_rule() - announce a rule on the "ledger" group
  * @rule: the rule, still in the table
  * @cmd: GPUCTL_CMD_RULE_NEW_NTF or _DEL_NTF
  *
@@ -555,9 +641,7 @@ void gpuctl_netlink_notify_rule(const struct gpuctl_rule *rule, u8 cmd)
 	struct sk_buff *msg;
 	void *hdr;
 
-	lockdep_assert_held(&gpuctl_lock);
-
-	msg = gpuctl_nl_ntf_new(cmd, &hdr);
+	msg = gpuctl_nl_ntf_new(cmd, GPUCTL_NLGRP_LEDGER, &hdr);
 	if (!msg)
 		return;
 
@@ -565,11 +649,11 @@ void gpuctl_netlink_notify_rule(const struct gpuctl_rule *rule, u8 cmd)
 		nlmsg_free(msg);
 		return;
 	}
-	gpuctl_nl_ntf_send(msg, hdr);
+	gpuctl_nl_ntf_send(msg, hdr, GPUCTL_NLGRP_LEDGER);
 }
 
 /**
- * gpuctl_netlink_notify_vfio() - announce a VFIO open or close on "monitor"
+ * gpuctl_netlink_notify_vfio() - announce a VFIO open or close on "ledger"
  * @dev: the device
  * @holder: the VFIO user that opened (or tried to open) or closed it
  * @cmd: GPUCTL_CMD_VFIO_OPEN_NTF or _CLOSE_NTF
@@ -584,19 +668,20 @@ void gpuctl_netlink_notify_vfio(const struct gpuctl_dev *dev,
 	struct sk_buff *msg;
 	void *hdr;
 
-	lockdep_assert_held(&gpuctl_lock);
-
-	msg = gpuctl_nl_ntf_new(cmd, &hdr);
+	msg = gpuctl_nl_ntf_new(cmd, GPUCTL_NLGRP_LEDGER, &hdr);
 	if (!msg)
 		return;
 
-	if (gpuctl_nl_dev_fill(msg, dev) ||
-	    gpuctl_nl_holder_fill(msg, holder) ||
+	/* The holder of the event, which may not be the device's (any more). */
+	if (gpuctl_nl_dev_fill(msg, dev, false) ||
+	    (dev->alloc &&
+	     nla_put_u32(msg, GPUCTL_A_DEV_ALLOCATION, dev->alloc->info.id)) ||
+	    gpuctl_nl_holder_fill(msg, dev, holder) ||
 	    (refused && nla_put_string(msg, GPUCTL_A_DEV_REFUSED, refused))) {
 		nlmsg_free(msg);
 		return;
 	}
-	gpuctl_nl_ntf_send(msg, hdr);
+	gpuctl_nl_ntf_send(msg, hdr, GPUCTL_NLGRP_LEDGER);
 }
 
 #ifndef NL_SET_ERR_MSG_FMT
@@ -626,7 +711,16 @@ char *gpuctl_err_msg_buf(void)
  */
 int gpuctl_netlink_init(void)
 {
-	return genl_register_family(&gpuctl_nl_family);
+	int ret;
+
+	ret = genl_register_family(&gpuctl_nl_family);
+	if (ret)
+		return ret;
+
+	mutex_lock(&gpuctl_lock);
+	gpuctl_nl_live = true;
+	mutex_unlock(&gpuctl_lock);
+	return 0;
 }
 
 /**
@@ -639,5 +733,9 @@ int gpuctl_netlink_init(void)
  */
 void gpuctl_netlink_exit(void)
 {
+	mutex_lock(&gpuctl_lock);
+	gpuctl_nl_live = false;
+	mutex_unlock(&gpuctl_lock);
+
 	genl_unregister_family(&gpuctl_nl_family);
 }

@@ -30,13 +30,19 @@ extern struct genl_family gpuctl_nl_family;
 
 /*
  * Fills the first object whose key is at least *@key into @msg and sets
- * *@key to its key. Returns 1 when it filled one, 0 when there is none
- * left, or a negative errno (-EMSGSIZE when @msg is full).
+ * *@key to its key; @admin: the reader has CAP_SYS_ADMIN. Returns 1 when
+ * it filled one, 0 when there is none left, or a negative errno
+ * (-EMSGSIZE when @msg is full).
  */
-typedef int (*gpuctl_nl_fill_next_t)(struct sk_buff *msg, unsigned long *key);
+typedef int (*gpuctl_nl_fill_next_t)(struct sk_buff *msg, unsigned long *key,
+				     bool admin);
+
+/* gpuctl_nl_dump() flags */
+#define GPUCTL_NL_DUMP_ADMIN	BIT(0)	/* for CAP_SYS_ADMIN only */
+#define GPUCTL_NL_DUMP_WATCH	BIT(1)	/* shows who has devices open */
 
 int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
-		   gpuctl_nl_fill_next_t fill_next);
+		   gpuctl_nl_fill_next_t fill_next, unsigned int flags);
 int gpuctl_nl_rule_fill(struct sk_buff *msg, const struct gpuctl_rule *rule);
 int gpuctl_nl_rule_lookup(struct genl_info *info);
 int gpuctl_nl_alloc_fill(struct sk_buff *msg, const struct gpuctl_alloc *alloc);
@@ -45,7 +51,7 @@ int gpuctl_nl_limit_lookup(struct genl_info *info);
 struct sk_buff *gpuctl_nl_reply_new(struct genl_info *info, void **hdr);
 int gpuctl_nl_reply_send(struct genl_info *info, struct sk_buff *msg,
 			 void *hdr, int err);
-struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, void **hdr);
-void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr);
+struct sk_buff *gpuctl_nl_ntf_new(u8 cmd, unsigned int group, void **hdr);
+void gpuctl_nl_ntf_send(struct sk_buff *msg, void *hdr, unsigned int group);
 
 #endif /* _GPUCTL_NETLINK_H */

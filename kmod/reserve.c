@@ -12,14 +12,21 @@
  * when the rule has "force". Bridges never do.
  *
  * Locking: every reservation field of struct gpuctl_dev is under
- * gpuctl_lock. The driver core calls made here (the override setters,
- * device_attach(), device_release_driver(), device_reprobe()) take device
- * locks and fire bus events whose notifier takes gpuctl_lock, so they run
- * with no gpuctl lock held and never from a notifier event that holds a
- * device lock (kernel-facts 1.4): from the worker, or from
- * gpuctl_reserve_claim() in contexts that hold no device lock. While acted
- * on unlocked, a device is pinned with pci_dev_get() and looked up again
- * afterwards, since it may have left the table meanwhile.
+ * gpuctl_lock. The driver core calls made here (the override setters and
+ * readers, device_attach(), device_release_driver()) take device locks and
+ * fire bus events whose notifier takes gpuctl_lock, so they run with no
+ * lock of gpuctl's held and never from a notifier event that holds a device
+ * lock (kernel-facts 1.4): from the worker, or from gpuctl_reserve_claim()
+ * for the device of an ADD_DEVICE event (no driver core lock of its own is
+ * held then; a VF's event holds only its PF's lock) or in contexts that
+ * hold no device lock at all. While acted on unlocked, a device is pinned
+ * with pci_dev_get() and looked up again afterwards, since it may have
+ * left the table meanwhile.
+ *
+ * Unbinding a VFIO driver from a device a VM uses would wait until the VM
+ * let go, and tear the device away from it; so the worker unbinds a
+ * device from a VFIO driver only while it holds its group's DMA ownership
+ * (gpuctl_reserve_fence()), which VFIO needs to let a user in.
  */
 
 #include <linux/kmod.h>
@@ -65,12 +72,12 @@ static DECLARE_WAIT_QUEUE_HEAD(gpuctl_reserve_done_wq);
 static bool gpuctl_reserve_stopped;
 
 /*
- * Held from checking a device's override to announcing that gpuctl set it,
- * by the worker and by gpuctl_reserve_claim() alike, so that "claimed" is
- * sent once, and before the device is bound. Taken outside gpuctl_lock;
- * the 6.1 override setter takes the device lock inside it.
+ * The owner gpuctl claims a group's DMA with while it unbinds a VFIO
+ * driver, and the group it holds, under gpuctl_lock: its claim is not a
+ * VFIO user's (gpuctl_reserve_vfio_busy()).
  */
-static DEFINE_MUTEX(gpuctl_reserve_override_lock);
+static const char gpuctl_reserve_fence_owner[] = "gpuctl";
+static struct iommu_group *gpuctl_reserve_fenced;
 
 /**
  * struct gpuctl_enforce - what the worker does to one device, unlocked
@@ -81,7 +88,6 @@ static DEFINE_MUTEX(gpuctl_reserve_override_lock);
  * @reserve: keep it on @target; otherwise release it
  * @claimed: it was on @target, so put it back from wherever it went
  * @take: unbind a host driver that has it
- * @busy: a VFIO user has it open
  */
 struct gpuctl_enforce {
 	struct pci_dev *pdev;
@@ -91,7 +97,6 @@ struct gpuctl_enforce {
 	bool reserve;
 	bool claimed;
 	bool take;
-	bool busy;
 };
 
 static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
@@ -158,7 +163,8 @@ bool gpuctl_reserve_wait(unsigned long ticket)
  * VFIO claims DMA ownership of the whole IOMMU group while a user has it
  * open. A host DMA driver bound in the group also counts as an owner, and
  * then VFIO cannot have the group open, so the claim only means a VFIO user
- * when no member is bound to such a driver.
+ * when no member is bound to such a driver and gpuctl's own fence does not
+ * hold it.
  *
  * Context: gpuctl_lock held; takes the IOMMU group's mutex.
  * Return: true when a VFIO user holds the device's group.
@@ -168,6 +174,7 @@ bool gpuctl_reserve_vfio_busy(const struct gpuctl_dev *dev)
 	lockdep_assert_held(&gpuctl_lock);
 
 	return dev->group && dev->driver[0] && dev->dma_managed &&
+	       dev->group->grp != gpuctl_reserve_fenced &&
 	       !gpuctl_group_offender(dev->group) &&
 	       iommu_group_dma_owner_claimed(dev->group->grp);
 }
@@ -207,6 +214,7 @@ static void gpuctl_reserve_assign(struct gpuctl_dev *dev,
 		dev->claimed = !strcmp(dev->driver, dev->target);
 		dev->take = rule->take;
 		dev->needs_override = true;
+		dev->claim_told = false;
 	} else {
 		dev->claimed = false;
 		dev->take = false;
@@ -276,38 +284,40 @@ void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
 	gpuctl_reserve_update_state(dev);
 }
 
-/* Announce an action on a device that may have left the table meanwhile. */
-static void gpuctl_reserve_announce(struct pci_dev *pdev, unsigned long key,
-				    u32 action)
+/*
+ * Announce "claimed" for a device that may have left the table meanwhile,
+ * once per rule: whichever of the worker and gpuctl_reserve_claim() gets
+ * here first tells it.
+ */
+static void gpuctl_reserve_announce_claim(struct pci_dev *pdev,
+					  unsigned long key)
 {
 	struct gpuctl_dev *dev;
 
 	mutex_lock(&gpuctl_lock);
 	dev = gpuctl_inventory_find(key);
-	if (dev && dev->pdev == pdev && dev->rule)
-		gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, action);
+	if (dev && dev->pdev == pdev && dev->rule && !dev->claim_told) {
+		dev->claim_told = true;
+		gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF,
+					  GPUCTL_DEV_ACTION_CLAIMED);
+	}
 	mutex_unlock(&gpuctl_lock);
 }
 
 /*
  * Give a device its override unless it has it. Returns 1 when it was set
  * now, 0 when it was there, or a negative errno. A first override (not a
- * lost one being restored) is announced as "claimed".
+ * lost one being restored) is announced as "claimed" before it is set, so
+ * the announcement comes before any driver can bind through it.
  */
 static int gpuctl_reserve_set_override(struct pci_dev *pdev, unsigned long key,
 				       const char *target, bool restore)
 {
-	int ret = 0;
-
-	mutex_lock(&gpuctl_reserve_override_lock);
-	if (!gpuctl_override_is(pdev, target)) {
-		ret = gpuctl_set_override(pdev, target) ?: 1;
-		if (ret == 1 && !restore)
-			gpuctl_reserve_announce(pdev, key,
-						GPUCTL_DEV_ACTION_CLAIMED);
-	}
-	mutex_unlock(&gpuctl_reserve_override_lock);
-	return ret;
+	if (gpuctl_override_is(pdev, target))
+		return 0;
+	if (!restore)
+		gpuctl_reserve_announce_claim(pdev, key);
+	return gpuctl_set_override(pdev, target) ?: 1;
 }
 
 static void gpuctl_reserve_pdev_driver(struct pci_dev *pdev, char *buf)
@@ -320,13 +330,89 @@ static void gpuctl_reserve_pdev_driver(struct pci_dev *pdev, char *buf)
 	device_unlock(&pdev->dev);
 }
 
-/* The rule's driver may be a module nobody loaded yet (no modalias). */
+/*
+ * The rule's driver may be a module nobody loaded yet: VFIO drivers have no
+ * modalias for ordinary ids. Only the drivers gpuctl knows are loaded on
+ * demand; a rule's name never reaches request_module(). Any other driver a
+ * rule names must be registered already (gpuctl-vfio-pci always is).
+ */
 static bool gpuctl_reserve_load_driver(const char *name)
 {
+	static const char *const loadable[] = { "vfio-pci", "pci-stub" };
+	unsigned int i;
+
 	if (driver_find(name, &pci_bus_type))
 		return true;
-	request_module("%s", name);
+	for (i = 0; i < ARRAY_SIZE(loadable); i++) {
+		if (!strcmp(name, loadable[i])) {
+			request_module("%s", loadable[i]);
+			break;
+		}
+	}
 	return driver_find(name, &pci_bus_type);
+}
+
+/*
+ * Keep VFIO users out of a device's IOMMU group while gpuctl unbinds its
+ * driver. VFIO claims the group's DMA ownership before it lets a user open
+ * a device, so while gpuctl holds that claim no VFIO user can start, and
+ * taking it fails when one is in already (-EBUSY). A host DMA driver bound
+ * in the group also owns its DMA, and then no VFIO user can be in: the
+ * device is unbound without a fence (*@fence stays NULL), as it is when
+ * it has no group at all. The worker holds one fence at a time.
+ */
+static int gpuctl_reserve_fence(struct gpuctl_enforce *e,
+				struct iommu_group **fence)
+{
+	struct gpuctl_dev *dev;
+	int ret = 0;
+
+	*fence = NULL;
+	mutex_lock(&gpuctl_lock);
+	dev = gpuctl_inventory_find(e->key);
+	if (!dev || dev->pdev != e->pdev || !dev->group ||
+	    gpuctl_group_offender(dev->group))
+		goto out;
+
+	if (iommu_group_claim_dma_owner(dev->group->grp,
+					(void *)gpuctl_reserve_fence_owner)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	*fence = dev->group->grp;
+	iommu_group_ref_get(*fence);
+	gpuctl_reserve_fenced = *fence;
+out:
+	mutex_unlock(&gpuctl_lock);
+	return ret;
+}
+
+static void gpuctl_reserve_unfence(struct iommu_group *fence)
+{
+	if (!fence)
+		return;
+	mutex_lock(&gpuctl_lock);
+	iommu_group_release_dma_owner(fence);
+	gpuctl_reserve_fenced = NULL;
+	mutex_unlock(&gpuctl_lock);
+	iommu_group_put(fence);
+}
+
+/*
+ * Unbind whatever driver has the device, fenced. Returns 0, or -EBUSY when
+ * a VFIO user has its group: the device is left alone then.
+ */
+static int gpuctl_reserve_unbind(struct gpuctl_enforce *e)
+{
+	struct iommu_group *fence;
+	int ret;
+
+	ret = gpuctl_reserve_fence(e, &fence);
+	if (ret)
+		return ret;
+	device_release_driver(&e->pdev->dev);
+	gpuctl_reserve_unfence(fence);
+	return 0;
 }
 
 static u32 gpuctl_reserve_release(struct gpuctl_enforce *e)
@@ -348,16 +434,16 @@ static u32 gpuctl_reserve_release(struct gpuctl_enforce *e)
 		return cleared ? GPUCTL_DEV_ACTION_RELEASED : 0;
 
 	/* rule-del refuses this; a user who opened it since keeps it. */
-	if (drv[0] && e->busy) {
+	if (drv[0] && gpuctl_reserve_unbind(e)) {
 		pci_info(e->pdev, "released, but left on %s: a VFIO user has it open\n",
 			 drv);
 		return GPUCTL_DEV_ACTION_RELEASED;
 	}
 
-	/* Unbinds the VFIO driver and lets the host's drivers probe it. */
-	ret = device_reprobe(&e->pdev->dev);
+	/* The host's drivers probe it. */
+	ret = device_attach(&e->pdev->dev);
 	if (ret < 0)
-		pci_info(e->pdev, "reprobe after release: %d\n", ret);
+		pci_info(e->pdev, "probe after release: %d\n", ret);
 	return GPUCTL_DEV_ACTION_RELEASED;
 }
 
@@ -390,12 +476,6 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	if (drv[0] && !e->claimed && !e->take)
 		return claim_action;
 
-	if (drv[0] && e->busy) {
-		snprintf(e->why, sizeof(e->why), "open by a VFIO user through %s",
-			 drv);
-		return GPUCTL_DEV_ACTION_BLOCKED;
-	}
-
 	/* Hot-add: the core binds it itself once it lets drivers match. */
 	if (!READ_ONCE(pdev->match_driver)) {
 		*retry = true;
@@ -413,8 +493,12 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	else
 		action = drv[0] ? GPUCTL_DEV_ACTION_TAKEN : GPUCTL_DEV_ACTION_BOUND;
 
-	if (drv[0])
-		device_release_driver(&pdev->dev);
+	/* Another VFIO driver's user keeps the device; try again later. */
+	if (drv[0] && gpuctl_reserve_unbind(e)) {
+		snprintf(e->why, sizeof(e->why), "open by a VFIO user through %s",
+			 drv);
+		return GPUCTL_DEV_ACTION_BLOCKED;
+	}
 	ret = device_attach(&pdev->dev);
 
 	gpuctl_reserve_pdev_driver(pdev, drv);
@@ -453,7 +537,6 @@ static bool gpuctl_reserve_next_pending(unsigned long *key,
 		e->reserve = !!dev->rule;
 		e->claimed = dev->claimed;
 		e->take = dev->take;
-		e->busy = gpuctl_reserve_vfio_busy(dev);
 		return true;
 	}
 	return false;
@@ -537,15 +620,20 @@ static void gpuctl_reserve_work_fn(struct work_struct *work)
 
 /**
  * gpuctl_reserve_claim() - give newly reserved devices their override now
+ * @only: the one device to look at, or NULL for every device
  *
  * Setting driver_override at once, rather than from the worker, is what
  * keeps host drivers away: on a device's ADD_DEVICE event no driver can
  * match it yet (kernel-facts 1.2), and at module load the GPU drivers that
- * softdeps made wait are loaded right after gpuctl.
+ * softdeps made wait are loaded right after gpuctl. Devices not claimed
+ * here get their override from the worker before it binds them.
  *
- * Context: process context; no gpuctl lock and no device lock held.
+ * Context: process context; no lock of gpuctl's held, and no device lock
+ * held for any device claimed: an ADD_DEVICE event passes its own device
+ * (whose lock the driver core does not hold then), callers that hold no
+ * device lock at all may pass NULL.
  */
-void gpuctl_reserve_claim(void)
+void gpuctl_reserve_claim(struct pci_dev *only)
 {
 	char target[GPUCTL_DRIVER_NAME_LEN];
 	struct gpuctl_dev *dev;
@@ -555,7 +643,7 @@ void gpuctl_reserve_claim(void)
 	for (;;) {
 		mutex_lock(&gpuctl_lock);
 		for (; (dev = gpuctl_inventory_next(&key)); key++) {
-			if (dev->needs_override)
+			if (dev->needs_override && (!only || dev->pdev == only))
 				break;
 		}
 		if (!dev) {
@@ -594,12 +682,12 @@ int gpuctl_reserve_init(void)
  * gpuctl_reserve_stop() - stop the enforcement worker
  *
  * Devices stay where they are, driver_override included: a reserved GPU
- * must not fall to a host driver because gpuctl is being upgraded. Runs
- * before the netlink family goes, so the worker never notifies on an
- * unregistered family, and wakes rule-new and rule-del callers still
- * waiting, so unregistering the family does not wait for them.
+ * must not fall to a host driver because gpuctl is being upgraded. Wakes
+ * rule-new and rule-del callers still waiting, if any are left.
  *
- * Context: module exit, after the bus notifier is gone; takes gpuctl_lock.
+ * Context: module exit or init failure, once nothing kicks the worker any
+ * more (the family and the bus notifier are gone); takes gpuctl_lock.
+ * May be called twice.
  */
 void gpuctl_reserve_stop(void)
 {
@@ -614,8 +702,7 @@ void gpuctl_reserve_stop(void)
 /**
  * gpuctl_reserve_exit() - free the worker's queue
  *
- * Context: module exit, after gpuctl_reserve_stop() and once no netlink
- * handler can run.
+ * Context: module exit or init failure, after gpuctl_reserve_stop().
  */
 void gpuctl_reserve_exit(void)
 {

@@ -9,11 +9,12 @@
 #include <linux/types.h>
 
 struct gpuctl_dev;
+struct pci_dev;
 struct gpuctl_rule;
 
 void gpuctl_reserve_refresh(void);
 void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev);
-void gpuctl_reserve_claim(void);
+void gpuctl_reserve_claim(struct pci_dev *only);
 unsigned long gpuctl_reserve_kick(void);
 bool gpuctl_reserve_wait(unsigned long ticket);
 bool gpuctl_reserve_vfio_busy(const struct gpuctl_dev *dev);

@@ -5,9 +5,10 @@
  * gpuctl-vfio-pci: vfio-pci with the allocation ledger enforced. It is
  * vfio-pci built on vfio-pci-core (kernel-facts 4.2), except that its
  * open_device refuses a VFIO user the device's allocation does not admit
- * (vfio-track.c), before the device is enabled. A rule names it as its
- * driver ("gpuctl reserve add ... driver gpuctl-vfio-pci"); like vfio-pci
- * it binds only through driver_override.
+ * (vfio-track.c), before the device is enabled. Being gpuctl's own
+ * vfio_device, it is also where gpuctl learns who holds a device. A rule
+ * names it as its driver ("gpuctl reserve add ... driver
+ * gpuctl-vfio-pci"); like vfio-pci it binds only through driver_override.
  *
  * vfio core pins this module while one of its devices is open, and
  * unregistering the driver waits until every user closed its device.
@@ -21,23 +22,26 @@
 #include "compat.h"
 #include "vfio-track.h"
 
+/*
+ * The opener is admitted, and becomes the holder, before the device is
+ * enabled; the open is announced once it succeeded.
+ */
 static int gpuctl_vfio_pci_open_device(struct vfio_device *core_vdev)
 {
 	struct vfio_pci_core_device *vdev =
 		container_of(core_vdev, struct vfio_pci_core_device, vdev);
 	int ret;
 
-	ret = gpuctl_vfio_admit(vdev->pdev);
+	ret = gpuctl_vfio_open_begin(vdev->pdev);
 	if (ret)
 		return ret;
 
 	ret = vfio_pci_core_enable(vdev);
-	if (ret)
-		return ret;
-	vfio_pci_core_finish_enable(vdev);
+	if (!ret)
+		vfio_pci_core_finish_enable(vdev);
 
-	gpuctl_vfio_opened(vdev->pdev);
-	return 0;
+	gpuctl_vfio_open_end(vdev->pdev, ret);
+	return ret;
 }
 
 static void gpuctl_vfio_pci_close_device(struct vfio_device *core_vdev)

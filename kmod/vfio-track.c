@@ -4,14 +4,19 @@
  *
  * Who has a tracked device open through VFIO: the holder, whether the open
  * matched the device's allocation, the notifications, and the allocation
- * states and detach-on-stop that follow from opens and closes. The calls
- * come from vfio-hook.c (plain vfio-pci) and vfio-driver.c (gpuctl's own
- * variant driver, which also enforces the allocation's credentials).
+ * states and detach-on-stop that follow from opens and closes.
  *
- * Context of every entry point: vfio calls open_device in the opener's
- * task and close_device in whichever task drops the last file reference
- * (kernel-facts 4.3), both under the device set's lock, which therefore
- * nests outside gpuctl_lock. Only the open looks at current.
+ * Opens reach gpuctl two ways. gpuctl-vfio-pci (vfio-driver.c) is gpuctl's
+ * own vfio_device, so it sees each open with the opener's credentials and
+ * enforces the allocation's before the device is enabled. Every other VFIO
+ * driver's opens are observed from the IOMMU group's DMA ownership
+ * (vfio-watch.c), without the holder's identity. Both end in
+ * gpuctl_vfio_track_open() and gpuctl_vfio_track_close().
+ *
+ * Context of gpuctl-vfio-pci's calls: vfio calls open_device in the
+ * opener's task and close_device in whichever task drops the last file
+ * reference (kernel-facts 4.3), both under the device set's lock, which
+ * therefore nests outside gpuctl_lock. Only the open looks at current.
  */
 
 #include <linux/cred.h>
@@ -68,6 +73,7 @@ static u32 gpuctl_vfio_match(const struct gpuctl_dev *dev, char *why,
 
 static void gpuctl_vfio_set_holder(struct gpuctl_holder *holder, u32 match)
 {
+	memset(holder, 0, sizeof(*holder));
 	holder->open = true;
 	holder->pid = task_tgid_nr(current);
 	get_task_comm(holder->comm, current);
@@ -77,17 +83,21 @@ static void gpuctl_vfio_set_holder(struct gpuctl_holder *holder, u32 match)
 }
 
 /**
- * gpuctl_vfio_admit() - whether the enforcing driver lets an opener in
+ * gpuctl_vfio_open_begin() - admit an opener of a device on gpuctl-vfio-pci
  * @pdev: the device
  *
- * A device without an allocation, or an opener whose uid or gid is not
- * the allocation's, is refused, and the refusal is announced.
+ * A device without an allocation, or an opener whose uid or gid is not the
+ * allocation's, is refused, and the refusal is announced. An admitted
+ * opener becomes the device's holder at once, before the device is
+ * enabled, so that from here on alloc-del and rule-del see the device as
+ * open and cannot take it away; gpuctl_vfio_open_end() then announces the
+ * open, or forgets it when enabling failed.
  *
  * Context: the opener's task, under vfio's device set lock; takes
  * gpuctl_lock.
  * Return: 0, or -EPERM when refused.
  */
-int gpuctl_vfio_admit(struct pci_dev *pdev)
+int gpuctl_vfio_open_begin(struct pci_dev *pdev)
 {
 	char why[GPUCTL_REFUSED_LEN];
 	struct gpuctl_holder refused;
@@ -98,6 +108,8 @@ int gpuctl_vfio_admit(struct pci_dev *pdev)
 	dev = gpuctl_vfio_find(pdev);
 	match = gpuctl_vfio_match(dev, why, sizeof(why));
 	if (match == GPUCTL_OPEN_MATCH_OWNER) {
+		gpuctl_vfio_set_holder(&dev->holder, match);
+		dev->holder.opening = true;
 		mutex_unlock(&gpuctl_lock);
 		return 0;
 	}
@@ -114,96 +126,94 @@ int gpuctl_vfio_admit(struct pci_dev *pdev)
 }
 
 /**
- * gpuctl_vfio_opened() - a VFIO user opened a device (first open)
+ * gpuctl_vfio_open_end() - an admitted open of a device finished
  * @pdev: the device
+ * @ret: 0 when the device is open now, or the error that failed the open
  *
- * Records the opener as the device's holder, announces it, and marks its
- * allocation running.
- *
- * Context: the opener's task, under vfio's device set lock, after the
- * driver's open succeeded; takes gpuctl_lock.
+ * Context: the opener's task, under vfio's device set lock; takes
+ * gpuctl_lock.
  */
-void gpuctl_vfio_opened(struct pci_dev *pdev)
-{
-	char why[GPUCTL_REFUSED_LEN];
-	struct gpuctl_dev *dev;
-
-	mutex_lock(&gpuctl_lock);
-	dev = gpuctl_vfio_find(pdev);
-	if (dev) {
-		gpuctl_vfio_set_holder(&dev->holder,
-				       gpuctl_vfio_match(dev, why, sizeof(why)));
-		gpuctl_netlink_notify_vfio(dev, &dev->holder,
-					   GPUCTL_CMD_VFIO_OPEN_NTF, NULL);
-		if (dev->alloc)
-			gpuctl_alloc_update_state(dev->alloc, true);
-		gpuctl_inventory_changed();
-	}
-	mutex_unlock(&gpuctl_lock);
-}
-
-/**
- * gpuctl_vfio_adopt() - note a device that was open before gpuctl looked
- * @pdev: the device; vfio's open count is not 0
- *
- * Its holder is unknown (pid 0) until it closes.
- *
- * Context: under vfio's device set lock; takes gpuctl_lock.
- */
-void gpuctl_vfio_adopt(struct pci_dev *pdev)
+void gpuctl_vfio_open_end(struct pci_dev *pdev, int ret)
 {
 	struct gpuctl_dev *dev;
 
 	mutex_lock(&gpuctl_lock);
 	dev = gpuctl_vfio_find(pdev);
-	if (dev && !dev->holder.open) {
-		memset(&dev->holder, 0, sizeof(dev->holder));
-		dev->holder.open = true;
-		dev->holder.match = GPUCTL_OPEN_MATCH_UNKNOWN;
-		gpuctl_netlink_notify_vfio(dev, &dev->holder,
-					   GPUCTL_CMD_VFIO_OPEN_NTF, NULL);
-		if (dev->alloc)
-			gpuctl_alloc_update_state(dev->alloc, true);
-		gpuctl_inventory_changed();
+	if (dev && dev->holder.opening) {
+		dev->holder.opening = false;
+		if (ret)
+			memset(&dev->holder, 0, sizeof(dev->holder));
+		else
+			gpuctl_vfio_track_open(dev);
 	}
 	mutex_unlock(&gpuctl_lock);
 }
 
 /**
- * gpuctl_vfio_closed() - the last VFIO user of a device closed it
+ * gpuctl_vfio_closed() - the last VFIO user of a device on gpuctl-vfio-pci
+ *	closed it
  * @pdev: the device
- *
- * Announces the close with the holder that had it open, then updates the
- * allocation: idle, or ended when it asked for detach-on-stop and none of
- * its devices is open any more.
  *
  * Context: any task, under vfio's device set lock; takes gpuctl_lock.
  */
 void gpuctl_vfio_closed(struct pci_dev *pdev)
 {
-	struct gpuctl_alloc *alloc;
 	struct gpuctl_dev *dev;
 
 	mutex_lock(&gpuctl_lock);
 	dev = gpuctl_vfio_find(pdev);
-	if (!dev || !dev->holder.open)
-		goto out;
+	if (dev && dev->holder.open && !dev->holder.observed)
+		gpuctl_vfio_track_close(dev);
+	mutex_unlock(&gpuctl_lock);
+}
 
-	gpuctl_netlink_notify_vfio(dev, &dev->holder,
-				   GPUCTL_CMD_VFIO_CLOSE_NTF, NULL);
+/**
+ * gpuctl_vfio_track_open() - a VFIO user opened a device
+ * @dev: the device; its holder is set
+ *
+ * Announces the open and marks the device's allocation running.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_vfio_track_open(struct gpuctl_dev *dev)
+{
+	lockdep_assert_held(&gpuctl_lock);
+
+	gpuctl_netlink_notify_vfio(dev, &dev->holder, GPUCTL_CMD_VFIO_OPEN_NTF,
+				   NULL);
+	if (dev->alloc)
+		gpuctl_alloc_update_state(dev->alloc, true);
+	gpuctl_inventory_changed();
+}
+
+/**
+ * gpuctl_vfio_track_close() - the last VFIO user of a device closed it
+ * @dev: the device; its holder is the user that had it open
+ *
+ * Announces the close with that holder, forgets it, then updates the
+ * allocation: idle, or ended when it asked for detach-on-stop and none of
+ * its devices is open any more. The allocation may be freed on return.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_vfio_track_close(struct gpuctl_dev *dev)
+{
+	struct gpuctl_alloc *alloc = dev->alloc;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	gpuctl_netlink_notify_vfio(dev, &dev->holder, GPUCTL_CMD_VFIO_CLOSE_NTF,
+				   NULL);
 	memset(&dev->holder, 0, sizeof(dev->holder));
 	gpuctl_inventory_changed();
 
-	alloc = dev->alloc;
 	if (!alloc)
-		goto out;
+		return;
 	if (alloc->info.detach_on_stop && !gpuctl_alloc_open_dev(alloc)) {
-		pci_info(pdev, "allocation %u detached: its VM stopped\n",
+		pci_info(dev->pdev, "allocation %u detached: its VM stopped\n",
 			 alloc->info.id);
 		gpuctl_alloc_destroy(alloc, GPUCTL_ALLOC_END_DETACHED);
 	} else {
 		gpuctl_alloc_update_state(alloc, true);
 	}
-out:
-	mutex_unlock(&gpuctl_lock);
 }

@@ -9,20 +9,23 @@
 #include <linux/pci.h>
 #include <linux/types.h>
 
+struct gpuctl_dev;
+
 /* The variant driver's name, as rules and driver_override give it. */
 #define GPUCTL_VFIO_DRIVER_NAME "gpuctl-vfio-pci"
 
-int gpuctl_vfio_admit(struct pci_dev *pdev);
-void gpuctl_vfio_opened(struct pci_dev *pdev);
+/* vfio-track.c: opens seen by gpuctl-vfio-pci, and what follows an open */
+int gpuctl_vfio_open_begin(struct pci_dev *pdev);
+void gpuctl_vfio_open_end(struct pci_dev *pdev, int ret);
 void gpuctl_vfio_closed(struct pci_dev *pdev);
-void gpuctl_vfio_adopt(struct pci_dev *pdev);
+void gpuctl_vfio_track_open(struct gpuctl_dev *dev);
+void gpuctl_vfio_track_close(struct gpuctl_dev *dev);
 
-/* vfio-hook.c: open/close of devices on plain vfio-pci */
-void gpuctl_vfio_hook_bound(struct pci_dev *pdev);
-void gpuctl_vfio_hook_unbind(struct pci_dev *pdev);
-void gpuctl_vfio_hook_unbound(struct pci_dev *pdev);
-void gpuctl_vfio_hook_scan(void);
-void gpuctl_vfio_hook_exit(void);
+/* vfio-watch.c: opens observed on every other VFIO driver */
+void gpuctl_vfio_watch_dev(struct gpuctl_dev *dev);
+void gpuctl_vfio_watch_sync(void);
+void gpuctl_vfio_watch_start(void);
+void gpuctl_vfio_watch_stop(void);
 
 /* vfio-driver.c: the enforcing variant driver */
 int gpuctl_vfio_driver_init(void);

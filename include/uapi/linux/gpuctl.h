@@ -313,5 +313,6 @@ enum {
 };
 
 #define GPUCTL_MCGRP_MONITOR	"monitor"
+#define GPUCTL_MCGRP_LEDGER	"ledger"
 
 #endif /* _UAPI_LINUX_GPUCTL_H */
