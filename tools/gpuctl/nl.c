@@ -287,6 +287,8 @@ static void nl_mcgrps_parse(struct nl_ctx *nl, const struct nlattr *nest)
 		}
 		if (name && !strcmp(name, GPUCTL_MCGRP_MONITOR))
 			nl->mcgrp_monitor = id;
+		else if (name && !strcmp(name, GPUCTL_MCGRP_LEDGER))
+			nl->mcgrp_ledger = id;
 	}
 }
 
@@ -325,7 +327,7 @@ static struct nlmsghdr *nl_genl_start(struct nl_ctx *nl, u16 type,
 	return nlh;
 }
 
-/* Resolve the family and its "monitor" group by name, once at start-up */
+/* Resolve the family and its multicast groups by name, once at start-up */
 static int nl_resolve(struct nl_ctx *nl)
 {
 	struct nl_req req = { .nl = nl, .type = GENL_ID_CTRL,
@@ -409,9 +411,21 @@ struct nlmsghdr *nl_msg_start(struct nl_ctx *nl, u8 cmd, bool dump)
 			     dump ? NLM_F_DUMP : NLM_F_ACK);
 }
 
+static int nl_group_join(struct nl_ctx *nl, u32 group)
+{
+	if (mnl_socket_setsockopt(nl->sk, NETLINK_ADD_MEMBERSHIP, &group,
+				  sizeof(group)) < 0)
+		return nl_errno();
+	return 0;
+}
+
 /**
- * nl_monitor_join() - subscribe to the "monitor" multicast group
+ * nl_monitor_join() - subscribe to the gpuctl events the caller may see
  * @nl: an open socket
+ *
+ * The "ledger" group carries every event with all attributes, but only
+ * CAP_SYS_ADMIN may join it; everyone else gets the device events of
+ * "monitor", and is told so on stderr.
  *
  * Return: 0 or a negative errno, which has been printed.
  */
@@ -419,24 +433,32 @@ int nl_monitor_join(struct nl_ctx *nl)
 {
 	int ret;
 
+	if (nl->mcgrp_ledger) {
+		ret = nl_group_join(nl, nl->mcgrp_ledger);
+		if (!ret)
+			return 0;
+		if (ret != -EPERM) {
+			nl_perror(nl, ret);
+			return ret;
+		}
+		fprintf(stderr,
+			"gpuctl: monitor: device events only; the \"%s\" group's rule, allocation and VFIO events need CAP_SYS_ADMIN\n",
+			GPUCTL_MCGRP_LEDGER);
+	}
 	if (!nl->mcgrp_monitor) {
 		fprintf(stderr, "gpuctl: the module has no \"%s\" group\n",
 			GPUCTL_MCGRP_MONITOR);
 		return -ENOENT;
 	}
-	if (mnl_socket_setsockopt(nl->sk, NETLINK_ADD_MEMBERSHIP,
-				  &nl->mcgrp_monitor,
-				  sizeof(nl->mcgrp_monitor)) < 0) {
-		ret = nl_errno();
+	ret = nl_group_join(nl, nl->mcgrp_monitor);
+	if (ret)
 		nl_perror(nl, ret);
-		return ret;
-	}
-	return 0;
+	return ret;
 }
 
 /**
  * nl_monitor_recv() - read one batch of notifications
- * @nl: a socket that joined the monitor group
+ * @nl: a socket that joined a gpuctl multicast group
  * @cb: called for each gpuctl message
  * @data: passed to @cb
  *

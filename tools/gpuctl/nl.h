@@ -23,6 +23,7 @@ struct nl_ctx {
 	unsigned int seq;
 	u16 family;
 	u32 mcgrp_monitor;
+	u32 mcgrp_ledger;
 	char *rbuf;
 	char sbuf[NL_SEND_BUFSZ];
 	char ext_msg[256];
