@@ -12,8 +12,9 @@
  *
  * GPUs used (topologies/full): 02:00.0 and 05:00.0 (no host driver),
  * 81:00.0 (bochs, NUMA node 1), 07:00.0 with its HDA companion 07:00.1,
- * 09:01.0 (its group holds an e1000 that only "force" takes) and 01:00.0
- * (left unreserved). Each test reserves what it needs and deletes its
+ * 09:01.0 (its group holds an e1000 that only "force" takes), 0f:00.0
+ * and 0f:00.1 (two GPU functions of one slot, sharing the HDA 0f:00.2) and
+ * 01:00.0 (left unreserved). Each test reserves what it needs and deletes its
  * rules, allocations and limits at the end.
  */
 #include <errno.h>
@@ -35,6 +36,10 @@
 #define GPU_MF		"0000:07:00.0"
 #define HDA_MF		"0000:07:00.1"
 #define GPU_PB		"0000:09:01.0"
+/* Two GPU functions of one slot, and the HD audio they share. */
+#define GPU_DUAL0	"0000:0f:00.0"
+#define GPU_DUAL1	"0000:0f:00.1"
+#define HDA_DUAL	"0000:0f:00.2"
 #define NIC_PB		"0000:09:02.0"
 #define GPU_FREE	"0000:01:00.0"
 #define NO_DEV		"0000:7e:1f.6"
@@ -367,6 +372,29 @@ TEST_F(alloc, by_device_with_companion)
 	EXPECT_EQ(0, allocation_of(&fx->c, GPU_MF));
 	EXPECT_EQ(0, allocation_of(&fx->c, HDA_MF));
 	EXPECT_EQ(-ENOENT, nlc_alloc_get(&fx->c, a.id, &got));
+}
+
+/* Two GPUs of one slot bring their shared companion once. */
+TEST_F(alloc, two_gpus_one_slot)
+{
+	struct alloc_fx *fx = &self->fx;
+	struct nlc_alloc_req req;
+	struct nlc_alloc a;
+
+	ASSERT_EQ(0, reserve(fx, GPU_DUAL0));
+	ASSERT_EQ(0, reserve(fx, GPU_DUAL1));
+	req_init(&req, OWNER1);
+	req_dev(&req, GPU_DUAL0);
+	req_dev(&req, GPU_DUAL1);
+	ALLOC_OK(&req, &a, GPU_DUAL0 "," GPU_DUAL1 "," HDA_DUAL);
+	EXPECT_EQ(2, a.gpus);
+	EXPECT_EQ(3, a.ndevices);
+	EXPECT_EQ(a.id, allocation_of(&fx->c, HDA_DUAL));
+	EXPECT_EQ(0, ledger_check(&fx->c, fx->why, sizeof(fx->why)))
+		TH_LOG("%s", fx->why);
+	ASSERT_EQ(0, nlc_alloc_del(&fx->c, &a.id, NULL))
+		log_error(_metadata, "alloc-del", &fx->c);
+	EXPECT_EQ(0, allocation_of(&fx->c, HDA_DUAL));
 }
 
 /* Count picks in address order; a match narrows the choice. */
@@ -838,12 +866,13 @@ static void child_expect(bool ok, const char *what, const struct nlc *c,
 }
 
 /* Run in a child as uid/gid 65534; returns a failure count. */
-static int unprivileged(__u32 id, const char *snap)
+static int unprivileged(__u32 id)
 {
 	struct nlc_limit l, *limits = NULL;
 	struct nlc_alloc_req req;
 	char buf[SNAPSHOT_LEN];
 	struct nlc_alloc a;
+	struct nlc_dev d;
 	__u32 max = 9;
 	struct nlc c;
 	int bad = 0, n = 0;
@@ -869,17 +898,19 @@ static int unprivileged(__u32 id, const char *snap)
 	child_expect(nlc_limit_set(&c, GPUCTL_LIMIT_SCOPE_ACCOUNT, "acme",
 				   NULL, &l) == -EPERM, "limit-set remove", &c,
 		     &bad);
-	/* Reading stays open. */
-	child_expect(!nlc_alloc_get(&c, id, &a) && a.id == id, "alloc-get", &c,
+	/* The ledger names tenants' VMs: reading it needs privilege too. */
+	child_expect(nlc_alloc_get(&c, id, &a) == -EPERM, "alloc-get", &c,
 		     &bad);
-	child_expect(!ledger_snapshot(&c, buf, sizeof(buf)) &&
-		     !strcmp(buf, snap), "alloc dump", &c, &bad);
-	child_expect(!nlc_limit_get(&c, GPUCTL_LIMIT_SCOPE_ACCOUNT, "acme",
-				    &l) && l.max_gpus == 1, "limit-get", &c,
-		     &bad);
-	child_expect(!nlc_limit_dump(&c, &limits, &n, NULL) && n == 1,
+	child_expect(ledger_snapshot(&c, buf, sizeof(buf)) == -EPERM,
+		     "alloc dump", &c, &bad);
+	child_expect(nlc_limit_get(&c, GPUCTL_LIMIT_SCOPE_ACCOUNT, "acme",
+				    &l) == -EPERM, "limit-get", &c, &bad);
+	child_expect(nlc_limit_dump(&c, &limits, &n, NULL) == -EPERM,
 		     "limit dump", &c, &bad);
 	free(limits);
+	/* The inventory stays open, without the device's allocation. */
+	child_expect(!nlc_dev_get(&c, GPU_A, &d) && d.role && !d.allocation,
+		     "dev-get", &c, &bad);
 	nlc_close(&c);
 	return bad;
 }
@@ -904,7 +935,7 @@ TEST_F(alloc, unprivileged)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(unprivileged(a.id, fx->snap0));
+		_exit(unprivileged(a.id));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));

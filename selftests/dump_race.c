@@ -12,7 +12,8 @@
  * Even a dump whose objects fit in one part takes a second pass that finds
  * nothing and adds NLMSG_DONE, and that pass compares generations too. So
  * "send the request, change the inventory, then read" must flag the dump,
- * whatever the size of the inventory.
+ * whatever the size of the inventory. Limits, rules and allocations share
+ * the generation.
  */
 #include <errno.h>
 #include <signal.h>
@@ -132,6 +133,38 @@ TEST_F_TIMEOUT(race, forced_dump_intr, 120)
 		ASSERT_EQ(0, rebind(&self->mon, addr, drv, true));
 		self->unbound[0] = '\0';
 	}
+	EXPECT_EQ(3, intr);
+}
+
+/* A limit that changes between two parts of a limit dump flags it too. */
+TEST_F_TIMEOUT(race, limit_dump_intr, 60)
+{
+	struct nlc_dump_info info;
+	struct nlc_limit l;
+	__u32 max = 3;
+	struct nlc c2;
+	int i, intr = 0;
+
+	ASSERT_EQ(0, nlc_open(&c2));
+	ASSERT_EQ(0, nlc_limit_set(&c2, GPUCTL_LIMIT_SCOPE_ACCOUNT, "race",
+				   &max, &l));
+	for (i = 0; i < 3; i++) {
+		struct nl_msg *msg = nlc_msg_new(&self->c, GPUCTL_CMD_LIMIT_GET,
+						 NLM_F_DUMP);
+
+		ASSERT_NE(NULL, msg);
+		ASSERT_EQ(0, nlc_send(&self->c, msg));
+		max++;
+		ASSERT_EQ(0, nlc_limit_set(&c2, GPUCTL_LIMIT_SCOPE_ACCOUNT,
+					   "race", &max, &l));
+		EXPECT_EQ(0, nlc_recv_reply(&self->c, NULL, NULL, &info));
+		TH_LOG("try %d: %d messages, intr %d", i, info.messages,
+		       info.intr);
+		intr += info.intr;
+	}
+	EXPECT_EQ(0, nlc_limit_set(&c2, GPUCTL_LIMIT_SCOPE_ACCOUNT, "race",
+				   NULL, &l));
+	nlc_close(&c2);
 	EXPECT_EQ(3, intr);
 }
 

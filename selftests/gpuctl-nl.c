@@ -43,7 +43,7 @@ static void help(FILE *f)
 		"       gpuctl-nl limit-set [scope SCOPE|NUM] [name NAME] [max-gpus N]\n"
 		"       gpuctl-nl limit-get SCOPE|NUM NAME\n"
 		"       gpuctl-nl limit-dump\n"
-		"       gpuctl-nl monitor [--count N] [--timeout SECONDS]\n");
+		"       gpuctl-nl monitor [--count N] [--timeout SECONDS] [--group ledger|monitor]\n");
 }
 
 static int fail(struct nlc *c, int ret)
@@ -430,7 +430,8 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-static int cmd_monitor(struct nlc *c, int count, int timeout_s)
+static int cmd_monitor(struct nlc *c, int count, int timeout_s,
+		       const char *group)
 {
 	long deadline = timeout_s > 0 ? now_ms() + timeout_s * 1000L : 0;
 	struct nlc_ntf *ntf = malloc(sizeof(*ntf));
@@ -439,7 +440,7 @@ static int cmd_monitor(struct nlc *c, int count, int timeout_s)
 	if (!ntf)
 		return fail(c, -ENOMEM);
 
-	ret = nlc_monitor_join(c);
+	ret = nlc_monitor_join_group(c, group);
 	if (ret)
 		goto out;
 	/* Tell a waiting shell test that the subscription is in place. */
@@ -535,6 +536,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "limit-dump") && argc == 2) {
 		ret = cmd_limit_dump(&c);
 	} else if (!strcmp(argv[1], "monitor")) {
+		const char *group = GPUCTL_MCGRP_LEDGER;
 		int i, count = 0, timeout = 0;
 
 		ret = 0;
@@ -543,6 +545,8 @@ int main(int argc, char **argv)
 				count = atoi(argv[++i]);
 			} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
 				timeout = atoi(argv[++i]);
+			} else if (!strcmp(argv[i], "--group") && i + 1 < argc) {
+				group = argv[++i];
 			} else {
 				help(stderr);
 				ret = 1;
@@ -550,7 +554,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (!ret)
-			ret = cmd_monitor(&c, count, timeout);
+			ret = cmd_monitor(&c, count, timeout, group);
 	} else {
 		help(stderr);
 		ret = 1;

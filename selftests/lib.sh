@@ -222,12 +222,15 @@ qmp_device_del() {
 # ------------------------------------------------------------ monitor --
 
 # The id of the gpuctl "monitor" multicast group, from the kernel's nlctrl.
-monitor_group_id() {
+# The id of one of gpuctl's multicast groups: "ledger" (the default) is the
+# one root's listeners join (gpuctl monitor, gpuctl-nl monitor), "monitor"
+# the one everybody else gets.
+monitor_group_id() {	# [NAME]
 	/usr/bin/python3 "$GPUCTL_ROOT/build/linux-source-6.12/tools/net/ynl/cli.py" \
 		--spec "$GPUCTL_ROOT/build/linux-source-6.12/Documentation/netlink/specs/nlctrl.yaml" \
 		--do getfamily --json '{"family-name": "gpuctl"}' --output-json |
-		jq -r '.["mcast-groups"][] | to_entries[].value |
-			select(.name == "monitor") | .id'
+		jq -r --arg name "${1:-ledger}" '.["mcast-groups"][] | to_entries[].value |
+			select(.name == $name) | .id'
 }
 
 # Wait until process PID has a netlink socket that joined group GID.

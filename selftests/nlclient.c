@@ -756,15 +756,27 @@ int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
 			parse_rule_slot, (void **)rules, n, info);
 }
 
-int nlc_monitor_join(struct nlc *c)
+/*
+ * Join one of gpuctl's multicast groups by name: -ENOENT when the family
+ * has no such group, -EPERM when the caller may not join it.
+ */
+int nlc_monitor_join_group(struct nlc *c, const char *name)
 {
-	int grp = genl_ctrl_resolve_grp(c->sk, GPUCTL_FAMILY_NAME,
-					GPUCTL_MCGRP_MONITOR);
+	int grp = genl_ctrl_resolve_grp(c->sk, GPUCTL_FAMILY_NAME, name);
 
 	if (grp < 0)
 		return -ENOENT;
 	c->mcgrp = grp;
-	return nl_socket_add_membership(c->sk, grp) ? -EIO : 0;
+	if (setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK,
+		       NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Every event, with all attributes: the "ledger" group (root only). */
+int nlc_monitor_join(struct nlc *c)
+{
+	return nlc_monitor_join_group(c, GPUCTL_MCGRP_LEDGER);
 }
 
 static bool is_rule_cmd(__u8 cmd)

@@ -248,6 +248,7 @@ int nlc_limit_dump(struct nlc *c, struct nlc_limit **limits, int *n,
 		   struct nlc_dump_info *info);
 
 int nlc_monitor_join(struct nlc *c);
+int nlc_monitor_join_group(struct nlc *c, const char *name);
 /*
  * One notification within @timeout_ms: 1 when one arrived, 0 on timeout.
  * nlc_monitor_next() parses device notifications only: for a rule

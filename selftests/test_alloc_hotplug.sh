@@ -7,9 +7,9 @@
 # then unplugged with device_del. The allocation must turn "lost", name
 # the address in its state-reason and announce it with alloc-change-ntf;
 # it keeps listing the device, which dev-get no longer knows (ENODEV).
-# alloc-del then ends it. Then the same with the GPU open by a VFIO user
-# (vfio_open): the removal waits until the user lets go, and the close is
-# announced before the allocation turns lost. Nothing is left dangling:
+# alloc-del then ends it. Then the same with the GPU on gpuctl-vfio-pci
+# and open by a VFIO user (vfio_open): the removal waits until the user
+# lets go, and the close is announced before the allocation turns lost. Nothing is left dangling:
 # the module's reference count is back where it was, the module unloads
 # and the kernel log has no warning.
 #
@@ -46,20 +46,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# plug QEMU_DRIVER ID: a GPU at a reserved address, so it comes up on
-# vfio-pci.
+# plug QEMU_DRIVER ID [VFIO_DRIVER]: a GPU at a reserved address, so it
+# comes up on VFIO_DRIVER (vfio-pci by default).
 plug() {
-	local bus
+	local bus drv=${3:-vfio-pci}
 
 	bus=$(<"$SYS_PCI/$HP_PORT_ADDR/secondary_bus_number") || return 1
 	HP_ADDR=$(printf '0000:%02x:00.0' "$bus")
 	[ ! -e "$SYS_PCI/$HP_ADDR" ] || { echo "$HP_ADDR exists already"; return 1; }
-	nl_rule_new "$HP_ADDR" || return 1
+	nl_rule_new "$HP_ADDR" driver "$drv" || return 1
 	qmp device_add "{\"driver\": \"$1\", \"id\": \"$2\",
 		\"bus\": \"$HP_PORT\", \"addr\": \"0.0\"}" || return 1
 	PLUGGED=$2
 	wait_for_path 30 "$SYS_PCI/$HP_ADDR" || return 1
-	expect_pci_driver "$HP_ADDR" vfio-pci 60 || return 1
+	expect_pci_driver "$HP_ADDR" "$drv" 60 || return 1
 	nl_dev_has "$HP_ADDR" reserved=1 state=reserved "rule=$RULE"
 }
 
@@ -124,8 +124,9 @@ check_del() {
 	nl_rule_del "$RULE"
 }
 
+# On gpuctl-vfio-pci, where gpuctl sees the holder and its close.
 check_plug_open() {
-	plug secondary-vga "$QDEV2" || return 1
+	plug secondary-vga "$QDEV2" gpuctl-vfio-pci || return 1
 	nl_alloc_new owner "$OWNER" device "$HP_ADDR" || return 1
 	modprobe vfio_iommu_type1 || return 1
 	nlmon_mark
@@ -133,8 +134,8 @@ check_plug_open() {
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)"
 }
 
-# vfio-pci's remove asks the user to let go (vfio_open registers no request
-# channel, so the kernel says it waits) and blocks until it does.
+# vfio-pci-core's remove asks the user to let go (vfio_open registers no
+# request channel, so the kernel says it waits) and blocks until it does.
 check_unplug_open() {
 	local req="$HP_ADDR: No device request channel registered"
 
@@ -191,7 +192,7 @@ ktap_run_stage "allocation lost, state_reason names the address, alloc-change-nt
 	check_lost
 ktap_run_stage "dev-get of the removed device: ENODEV" check_enodev
 ktap_run_stage "alloc-del ends it, module reference dropped" check_del
-ktap_run_stage "second GPU (secondary-vga) on $HP_PORT, allocated, open by vfio_open" \
+ktap_run_stage "second GPU (secondary-vga) on $HP_PORT on gpuctl-vfio-pci, allocated, open" \
 	check_plug_open
 ktap_run_stage "device_del while open: the removal waits for the VFIO user" check_unplug_open
 ktap_run_stage "the user closes: vfio-close-ntf, device gone, allocation lost" \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: full
 #
-# Golden notifications. The kernel's YNL CLI, subscribed to "monitor",
+# Golden notifications. The kernel's YNL CLI, subscribed to "ledger",
 # records fixed scenarios; each capture, normalised with jq, must equal
 # selftests/json/NAME.json:
 #   rebind-remove    unbind and bind the first bochs GPU, remove the HDA
@@ -158,7 +158,7 @@ capture() {	# NAME SCENARIO
 	PIDS+=("$tpid")
 	wait_subscribed "$tpid" "$gid" || { echo "gpuctl monitor did not subscribe"; return 1; }
 	/usr/bin/python3 "$YNL/cli.py" --spec "$SPEC" --no-schema \
-		--subscribe monitor --sleep "$LISTEN" --output-json \
+		--subscribe ledger --sleep "$LISTEN" --output-json \
 		>"$TMP/$name.ynl" 2>"$TMP/$name.ynl.err" &
 	ypid=$!
 	PIDS+=("$ypid")

@@ -4,11 +4,13 @@
 #
 # A real QEMU inside the test VM as the VFIO user: qemu-system-x86_64 -S
 # with "-device vfio-pci,host=ADDR" on a reserved, allocated stand-in GPU
-# opens it while it sets the machine up, without running a guest. gpuctl
-# must name it as holder, and its exit, by QMP "quit" or by SIGTERM, must
-# end a detach-on-stop allocation. With gpuctl-vfio-pci, a QEMU of the
-# wrong uid fails with "Operation not permitted" and the owner's starts.
-# Checked through the independent client gpuctl-nl.
+# opens it while it sets the machine up, without running a guest. On
+# gpuctl-vfio-pci gpuctl must name it as holder, and its exit, by QMP
+# "quit" or by SIGTERM, must end a detach-on-stop allocation; a QEMU of the
+# wrong uid fails with "Operation not permitted" and the owner's starts. On
+# plain vfio-pci gpuctl observes the same VM from its group: running with
+# an unknown holder, and detached when it quits. Checked through the
+# independent client gpuctl-nl.
 #
 # The guest's root is the host's, so its QEMU is the host's. VFIO maps the
 # nested guest's RAM for DMA, hence vfio_iommu_type1 (on the topology's
@@ -63,11 +65,12 @@ _holds() {	# PID: gpuctl names PID as the GPU's holder
 	gpuctl-nl dev-get "$GPU" 2>/dev/null | grep -q " holder_pid=$1 "
 }
 
-# Until gpuctl names QEMU as holder; fails early when QEMU exits.
+# qemu_wait_holder NAME [PID]: until gpuctl names QEMU (or PID: 0 for an
+# unknown holder) as holder; fails early when QEMU exits.
 qemu_wait_holder() {
-	local name=$1 deadline=$((SECONDS + QEMU_TIMEOUT)) t0=$SECONDS
+	local name=$1 want=${2:-$QEMU_PID} deadline=$((SECONDS + QEMU_TIMEOUT)) t0=$SECONDS
 
-	until _holds "$QEMU_PID"; do
+	until _holds "$want"; do
 		if ! kill -0 "$QEMU_PID" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
 			echo "QEMU $QEMU_PID not the holder of $GPU after $((SECONDS - t0)) s:"
 			cat "$TMP/$name.out"
@@ -101,8 +104,8 @@ qemu_quit() {	# NAME: QMP "quit", then QEMU must exit 0
 }
 
 check_setup() {
-	command -v qemu-system-x86_64 || { echo "no qemu-system-x86_64"; return 4; }
-	command -v socat || { echo "no socat"; return 4; }
+	command -v qemu-system-x86_64 || { echo "no qemu-system-x86_64"; return 1; }
+	command -v socat || { echo "no socat"; return 1; }
 	# VFIO pins the nested guest's RAM: root may raise its own limit, and
 	# the QEMUs started through setpriv inherit it
 	ulimit -l unlimited || return 1
@@ -110,8 +113,8 @@ check_setup() {
 	modprobe vfio_iommu_type1 || return 1
 	grep -q '^vfio_iommu_type1 ' /proc/modules || return 1
 	chmod 0755 "$TMP" && mkdir -m 1777 "$TMP/q" || return 1
-	nl_rule_new "$GPU" take || return 1
-	expect_pci_driver "$GPU" vfio-pci 0
+	nl_rule_new "$GPU" driver gpuctl-vfio-pci take || return 1
+	expect_pci_driver "$GPU" gpuctl-vfio-pci 0
 }
 
 check_holder() {
@@ -125,14 +128,14 @@ check_holder() {
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)"
 }
 
-# detach_checks PID: QEMU PID gone, its close announced, the allocation
-# ended as detached and the GPU still reserved on vfio-pci.
+# detach_checks PID DRIVER: QEMU PID gone, its close announced, the
+# allocation ended as detached and the GPU still reserved on DRIVER.
 detach_checks() {
 	nlmon_wait "^vfio-close-ntf address=$GPU .*holder_pid=$1( |\$)" &&
 	nlmon_wait "^alloc-del-ntf id=$ALLOC .*end=detached( |\$)" || return 1
 	ALLOCS=()
 	nl_dev_has_not "$GPU" allocation && nl_dev_has_not "$GPU" holder_pid || return 1
-	nl_dev_has "$GPU" state=reserved driver=vfio-pci
+	nl_dev_has "$GPU" state=reserved "driver=$2"
 }
 
 check_quit() {
@@ -140,7 +143,7 @@ check_quit() {
 
 	[ -n "$pid" ] || return 1
 	nlmon_mark
-	qemu_quit quit && detach_checks "$pid"
+	qemu_quit quit && detach_checks "$pid" gpuctl-vfio-pci
 }
 
 check_sigterm() {
@@ -153,15 +156,11 @@ check_sigterm() {
 	nlmon_mark
 	kill -TERM "$pid"
 	qemu_reap term
-	detach_checks "$pid"
+	detach_checks "$pid" gpuctl-vfio-pci
 }
 
-# Enforcement: the same GPU on gpuctl-vfio-pci, allocated to uid 65534.
+# Enforcement: the same GPU, allocated to uid 65534.
 check_enforce_setup() {
-	nl_rule_del "$RULE" || return 1
-	expect_pci_driver "$GPU" bochs-drm 30 || return 1
-	nl_rule_new "$GPU" driver gpuctl-vfio-pci take || return 1
-	expect_pci_driver "$GPU" gpuctl-vfio-pci 0 || return 1
 	nl_alloc_new owner "$OWNER" device "$GPU" uid 65534 gid 65534 || return 1
 	# QEMU's user may open the group node, as libvirt's chown allows
 	vfio_node_open_to_all "$GPU"
@@ -197,28 +196,44 @@ check_owner_uid() {
 	nl_alloc_has "$ALLOC" state=idle
 }
 
-check_cleanup() {
+# Plain vfio-pci: gpuctl observes the VM from its group, holder unknown.
+check_observed() {
 	vfio_nodes_restore
 	nl_alloc_del "$ALLOC" && nl_rule_del "$RULE" || return 1
+	expect_pci_driver "$GPU" bochs-drm 30 || return 1
+	nl_rule_new "$GPU" take || return 1
+	expect_pci_driver "$GPU" vfio-pci 0 || return 1
+	nl_alloc_new owner "$OWNER" device "$GPU" detach-on-stop || return 1
+	nlmon_mark
+	qemu_start observed || return 1
+	qemu_wait_holder observed 0 || return 1
+	nl_dev_has "$GPU" "allocation=$ALLOC" open_match=unknown || return 1
+	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)" || return 1
+	nlmon_mark
+	qemu_quit observed && detach_checks 0 vfio-pci
+}
+
+check_cleanup() {
+	nl_rule_del "$RULE" || return 1
 	expect_pci_override "$GPU" "" && expect_pci_driver "$GPU" bochs-drm 30 || return 1
 	gpuctl-nl alloc-dump >"$TMP/left" && gpuctl-nl rule-dump >>"$TMP/left" || return 1
 	[ ! -s "$TMP/left" ] || { cat "$TMP/left"; return 1; }
 }
 
 ktap_header
-ktap_plan 8
+ktap_plan 9
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 nlmon_start || ktap_info "gpuctl-nl monitor did not start"
 
-ktap_run_stage "setup: memlock, vfio_iommu_type1, $GPU on vfio-pci" check_setup
+ktap_run_stage "setup: memlock, vfio_iommu_type1, $GPU on gpuctl-vfio-pci" check_setup
 ktap_run_stage "QEMU -S opens $GPU: holder pid and comm, running" check_holder
 ktap_run_stage "QMP quit: vfio-close-ntf, detach-on-stop ends the allocation" check_quit
 ktap_run_stage "SIGTERM: QEMU's exit ends a detach-on-stop allocation too" check_sigterm
-ktap_run_stage "enforcement: $GPU on gpuctl-vfio-pci, allocated to uid 65534" \
-	check_enforce_setup
+ktap_run_stage "enforcement: $GPU allocated to uid 65534" check_enforce_setup
 ktap_run_stage "QEMU as uid 1000: Operation not permitted, open refused" check_wrong_uid
 ktap_run_stage "QEMU as uid 65534: holder, running, idle after quit" check_owner_uid
-ktap_run_stage "alloc-del and rule-del give $GPU back to bochs-drm" check_cleanup
+ktap_run_stage "plain vfio-pci: QEMU observed, unknown holder, quit detaches" check_observed
+ktap_run_stage "rule-del gives $GPU back to bochs-drm" check_cleanup
 
 nlmon_stop
 gpuctl_unload

@@ -2,18 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: full
 #
-# VFIO open/close tracking on plain vfio-pci, through the independent
-# client gpuctl-nl and vfio_open, a VFIO user that opens the device the way
-# QEMU does: the holder's pid, comm and uid in dev-get, whether the open
-# matched the allocation, vfio-open-ntf and vfio-close-ntf, the allocation
-# going running and back to idle with alloc-change-ntf, alloc-del and
-# rmmod refused while the device is open, and detach-on-stop ending the
-# allocation when the VM lets go. vfio-pci only marks a mismatched open;
-# refusing it is gpuctl-vfio-pci's job (test_vfio_enforce.sh). A device
-# open before gpuctl loads is test_vfio_adopt.sh's.
+# VFIO open/close tracking on gpuctl's own driver, gpuctl-vfio-pci, the one
+# where gpuctl sees each open, through the independent client gpuctl-nl and
+# vfio_open, a VFIO user that opens the device the way QEMU does: the
+# holder's pid, comm, uid and since in dev-get, vfio-open-ntf and
+# vfio-close-ntf, the allocation going running and back to idle with
+# alloc-change-ntf, alloc-del and rmmod refused while the device is open,
+# and detach-on-stop ending the allocation when the VM lets go. Refused
+# opens are test_vfio_enforce.sh's; opens on plain vfio-pci, observed from
+# the group's DMA ownership, test_vfio_watch.sh's and test_vfio_adopt.sh's.
 #
 # Device of the "full" topology (topologies/full): 01:00.0 bochs, taken
-# from bochs-drm to vfio-pci by the test's rule.
+# from bochs-drm to gpuctl-vfio-pci by the test's rule.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
 # optional insmod arguments.
@@ -24,7 +24,6 @@ source "$(dirname "$0")/lib.sh"
 TMP=$(mktemp -d /tmp/test_vfio_track.XXXXXX)
 GPU=0000:01:00.0
 OWNER=5b0e4a86-1f0c-4d2b-9c57-3f7e2a6d8c11
-NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 cleanup() {
 	vfio_open_stop
@@ -46,8 +45,8 @@ check_setup() {
 	# vfio_open's container needs the type1 backend, which nothing loads
 	# by itself in the guest
 	modprobe vfio_iommu_type1 || return 1
-	nl_rule_new "$GPU" take || return 1
-	expect_pci_driver "$GPU" vfio-pci 0 || return 1
+	nl_rule_new "$GPU" driver gpuctl-vfio-pci take || return 1
+	expect_pci_driver "$GPU" gpuctl-vfio-pci 0 || return 1
 	nl_dev_has_not "$GPU" allocation && nl_dev_has_not "$GPU" holder_pid || return 1
 	REF0=$(gpuctl_refcnt)
 	echo "module refcnt $REF0"
@@ -70,26 +69,6 @@ expect_rmmod_refused() {
 	fi
 	cat "$TMP/err"
 	grep -q 'in use' "$TMP/err"
-}
-
-check_unallocated_open() {
-	local pid
-
-	nlmon_mark
-	vfio_open_start "$GPU" || return 1
-	pid=$(vfio_pid)
-	[ "$pid" = "$VFIO_PID" ] || { echo "vfio_open says pid $pid, started $VFIO_PID"; return 1; }
-	nl_dev_has "$GPU" "holder_pid=$pid" holder_comm=vfio_open holder_uid=0 \
-		open_match=unallocated || return 1
-	nl_dev_has_not "$GPU" allocation || return 1
-	nlmon_wait "^vfio-open-ntf address=$GPU .*holder_pid=$pid .*open_match=unallocated( |\$)" ||
-		return 1
-	# an open device holds the module, allocated or not
-	expect_refcnt 1 && expect_rmmod_refused || return 1
-	nlmon_mark
-	vfio_open_stop
-	nlmon_wait "^vfio-close-ntf address=$GPU .*holder_pid=$pid( |\$)" || return 1
-	nl_dev_has_not "$GPU" holder_pid && expect_refcnt 0
 }
 
 check_alloc() {
@@ -133,7 +112,7 @@ check_busy() {
 	grep -q 'Device or resource busy (errno 16)' "$TMP/err" &&
 	grep -q "$GPU is open by vfio_open (pid $pid)" "$TMP/err" || return 1
 	nl_alloc_has "$ALLOC" state=running || return 1
-	# one reference for the allocation, one for the open device
+	# one reference for the allocation, one vfio takes for the open device
 	expect_refcnt 2 && expect_rmmod_refused
 }
 
@@ -151,24 +130,6 @@ check_close() {
 	nl_alloc_has "$ALLOC" state=idle || return 1
 	vfio_open_stop
 	expect_refcnt 1
-}
-
-# vfio-pci lets anyone with the node in; the open is marked, not refused.
-check_other() {
-	local pid
-
-	vfio_node_open_to_all "$GPU" || return 1
-	nlmon_mark
-	vfio_open_start "$GPU" "${NOBODY[@]}" || return 1
-	pid=$(vfio_pid)
-	nl_dev_has "$GPU" "holder_pid=$pid" holder_uid=65534 open_match=other || return 1
-	nlmon_wait "^vfio-open-ntf address=$GPU .*holder_pid=$pid .*open_match=other( |\$)" ||
-		return 1
-	nlmon_since_mark | grep "^vfio-open-ntf .*refused=" && return 1
-	nl_alloc_has "$ALLOC" state=running || return 1
-	vfio_open_stop
-	vfio_nodes_restore
-	nl_alloc_has "$ALLOC" state=idle
 }
 
 check_del() {
@@ -202,7 +163,7 @@ check_detach_on_stop() {
 	ALLOCS=()
 	nl_dev_has_not "$GPU" allocation || return 1
 	# the device stays reserved, ready for the next VM
-	nl_dev_has "$GPU" state=reserved driver=vfio-pci && expect_refcnt 0
+	nl_dev_has "$GPU" state=reserved driver=gpuctl-vfio-pci && expect_refcnt 0
 }
 
 # An allocation that never ran is not "stopped": detach-on-stop leaves it.
@@ -224,18 +185,15 @@ check_unload() {
 }
 
 ktap_header
-ktap_plan 11
+ktap_plan 9
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 nlmon_start || ktap_info "gpuctl-nl monitor did not start"
 
-ktap_run_stage "setup: rule takes $GPU to vfio-pci" check_setup
-ktap_run_stage "unallocated open: holder named, open_match unallocated, rmmod refused" \
-	check_unallocated_open
+ktap_run_stage "setup: rule takes $GPU to gpuctl-vfio-pci" check_setup
 ktap_run_stage "alloc-new with uid/gid: idle, dev-get names the allocation" check_alloc
 ktap_run_stage "open: holder pid/comm/uid/since, vfio-open-ntf, running" check_open
 ktap_run_stage "alloc-del and rmmod refused while open, naming the holder" check_busy
 ktap_run_stage "close (process lives on): vfio-close-ntf, holder gone, idle" check_close
-ktap_run_stage "open by another uid on vfio-pci: allowed, open_match other" check_other
 ktap_run_stage "alloc-del: alloc-del-ntf end=deleted, dev-get without allocation" check_del
 ktap_run_stage "detach-on-stop: the VM's exit ends the allocation, end=detached" \
 	check_detach_on_stop

@@ -78,6 +78,9 @@ devices=(
 	"0000:07:00.1 ich9-intel-hda snd_hda_intel reserved"
 	"0000:09:01.0 VGA bochs-drm free"
 	"0000:09:02.0 e1000 e1000 free"
+	"0000:0f:00.0 secondary-vga bochs-drm free"
+	"0000:0f:00.1 secondary-vga bochs-drm free"
+	"0000:0f:00.2 ich9-intel-hda snd_hda_intel free"
 	"0000:81:00.0 bochs-display bochs-drm free"
 )
 # The kernel log check of selftests/qemu/run.sh.
