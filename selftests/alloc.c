@@ -903,8 +903,8 @@ static int unprivileged(__u32 id)
 		     &bad);
 	child_expect(ledger_snapshot(&c, buf, sizeof(buf)) == -EPERM,
 		     "alloc dump", &c, &bad);
-	child_expect(nlc_limit_get(&c, GPUCTL_LIMIT_SCOPE_ACCOUNT, "acme",
-				    &l) == -EPERM, "limit-get", &c, &bad);
+	child_expect(nlc_limit_get(&c, GPUCTL_LIMIT_SCOPE_ACCOUNT, "acme", &l) ==
+		     -EPERM, "limit-get", &c, &bad);
 	child_expect(nlc_limit_dump(&c, &limits, &n, NULL) == -EPERM,
 		     "limit dump", &c, &bad);
 	free(limits);

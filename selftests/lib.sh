@@ -391,7 +391,7 @@ pci_group_of() {	# ADDR: its IOMMU group number
 nlmon_start() {
 	gpuctl-nl monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id)" && return 0
+	wait_subscribed "$MON_PID" "$(monitor_group_id ledger)" && return 0
 	kill "$MON_PID"
 	MON_PID=
 	return 1
@@ -498,6 +498,16 @@ nl_dev_has_not() {
 	case " $line" in
 	*" $2="*) echo "$1: $2 in: $line"; return 1 ;;
 	esac
+}
+
+# nl_dev_wait SECONDS CHECK ADDR ARGS...: CHECK (nl_dev_has, nl_dev_has_not)
+# passes within SECONDS, for what gpuctl learns a moment later (an open it
+# observes); when it does not, CHECK says why.
+nl_dev_wait() {
+	local secs=$1
+	shift
+
+	wait_for "$secs" "$@" >/dev/null 2>&1 || "$@"
 }
 
 # The module's reference count: one per allocation and per open tracked

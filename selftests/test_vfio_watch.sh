@@ -56,34 +56,12 @@ check_setup() {
 	echo "module refcnt $REF0"
 }
 
-# wait_dev ADDR 'key=value'...: dev-get shows every pair within 10 s (the
-# observer looks once a second, and at every dev-get).
-wait_dev() {
-	local _
-
-	for _ in $(seq 50); do
-		nl_dev_has "$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	nl_dev_has "$@"
-}
-
-wait_dev_not() {	# ADDR KEY
-	local _
-
-	for _ in $(seq 50); do
-		nl_dev_has_not "$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	nl_dev_has_not "$@"
-}
-
 check_unallocated_open() {
 	local since now
 
 	nlmon_mark
 	vfio_open_start "$GPU" || return 1
-	wait_dev "$GPU" holder_pid=0 open_match=unallocated || return 1
+	nl_dev_wait 10 nl_dev_has "$GPU" holder_pid=0 open_match=unallocated || return 1
 	# an observed holder is unknown: no comm, no uid
 	nl_dev_has_not "$GPU" holder_comm && nl_dev_has_not "$GPU" holder_uid || return 1
 	# since: when gpuctl saw the open
@@ -108,19 +86,19 @@ check_fd_close_is_not_close() {
 check_close() {
 	nlmon_mark
 	vfio_open_stop
-	wait_dev_not "$GPU" holder_pid || return 1
+	nl_dev_wait 10 nl_dev_has_not "$GPU" holder_pid || return 1
 	nlmon_wait "^vfio-close-ntf address=$GPU .*holder_pid=0( |\$)"
 }
 
 check_group() {
 	nlmon_mark
 	vfio_open_start "$GPU2" || return 1
-	wait_dev "$GPU2" holder_pid=0 && wait_dev "$HDA" holder_pid=0 || return 1
+	nl_dev_wait 10 nl_dev_has "$GPU2" holder_pid=0 && nl_dev_wait 10 nl_dev_has "$HDA" holder_pid=0 || return 1
 	nlmon_wait "^vfio-open-ntf address=$HDA .*holder_pid=0( |\$)" || return 1
 	nl_dev_has_not "$GPU" holder_pid || return 1
 	nlmon_mark
 	vfio_open_stop
-	wait_dev_not "$GPU2" holder_pid && wait_dev_not "$HDA" holder_pid
+	nl_dev_wait 10 nl_dev_has_not "$GPU2" holder_pid && nl_dev_wait 10 nl_dev_has_not "$HDA" holder_pid
 }
 
 check_alloc_running() {
@@ -128,7 +106,7 @@ check_alloc_running() {
 	nl_alloc_has "$ALLOC" state=idle || return 1
 	nlmon_mark
 	vfio_open_start "$GPU" || return 1
-	wait_dev "$GPU" holder_pid=0 open_match=unknown "allocation=$ALLOC" || return 1
+	nl_dev_wait 10 nl_dev_has "$GPU" holder_pid=0 open_match=unknown "allocation=$ALLOC" || return 1
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)" || return 1
 	nl_alloc_has "$ALLOC" state=running
 }
@@ -147,18 +125,18 @@ check_busy() {
 check_rmmod_running() {
 	# the allocation pins the module; the VM, observed only, does not
 	vfio_open_stop
-	wait_dev_not "$GPU" holder_pid || return 1
+	nl_dev_wait 10 nl_dev_has_not "$GPU" holder_pid || return 1
 	nl_alloc_del "$ALLOC" || return 1
 	[ "$(gpuctl_refcnt)" = "$REF0" ] || { echo "refcnt $(gpuctl_refcnt), want $REF0"; return 1; }
 	vfio_open_start "$GPU" || return 1
-	wait_dev "$GPU" holder_pid=0 || return 1
+	nl_dev_wait 10 nl_dev_has "$GPU" holder_pid=0 || return 1
 	nlmon_stop
 	echo "# rmmod gpuctl with a VM on $GPU"
 	rmmod gpuctl || return 1
 	# unloading leaves every device where it is
 	expect_pci_driver "$GPU" vfio-pci 0 && expect_pci_override "$GPU" vfio-pci || return 1
 	gpuctl_load || return 1
-	wait_dev "$GPU" holder_pid=0 open_match=unallocated driver=vfio-pci || return 1
+	nl_dev_wait 10 nl_dev_has "$GPU" holder_pid=0 open_match=unallocated driver=vfio-pci || return 1
 	# the rules went with the module; the test's come back
 	RULES=()
 	nl_rule_new "$GPU" take && nl_rule_new "$GPU2" take || return 1
@@ -182,7 +160,7 @@ check_rule_del_busy() {
 	local rule
 
 	vfio_open_start "$GPU" || return 1
-	wait_dev "$GPU" holder_pid=0 || return 1
+	nl_dev_wait 10 nl_dev_has "$GPU" holder_pid=0 || return 1
 	rule=$(gpuctl-nl dev-get "$GPU" | sed -n 's/.* rule=\([0-9]*\).*/\1/p')
 	[ -n "$rule" ] || { echo "$GPU has no rule"; return 1; }
 	if gpuctl-nl rule-del id "$rule" 2>"$TMP/err"; then
