@@ -326,6 +326,18 @@ int gpuctl_nl_alloc_new_doit(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 
+#ifdef GPUCTL_TEST_BREAK_ALLOC_NEW
+	/*
+	 * Test-only, off unless built with -DGPUCTL_TEST_BREAK_ALLOC_NEW
+	 * (GPUCTL_VARIANT=NAME scripts/build-module.sh REL KCFLAGS=...): a
+	 * request that passed every check fails, so that a selftest run can
+	 * show which tests notice a broken alloc-new. Never in a module
+	 * anyone loads for use.
+	 */
+	NL_SET_ERR_MSG(info->extack, "alloc-new broken for a test run");
+	ret = -EIO;
+	goto out;
+#endif
 	alloc = gpuctl_alloc_create(req);
 	if (IS_ERR(alloc)) {
 		ret = PTR_ERR(alloc);

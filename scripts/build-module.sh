@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build gpuctl.ko for installed kernel REL into build/REL/gpuctl.ko.
+# Build gpuctl.ko for kernel REL into build/REL/gpuctl.ko, against the
+# installed kernel's headers, or against the kernel tree KDIR (the debug
+# kernel of make check-debug, scripts/debug-kernel.sh).
 #
 # Each kernel builds in its own copy of the module sources under
 # build/kbuild/REL: kbuild writes objects beside the sources, and its
@@ -9,17 +11,28 @@
 # kernels one after another in the tree itself would destroy the module
 # built for the previous one.
 #
-# Usage: scripts/build-module.sh REL [MAKE-ARG...]
+# A variant (GPUCTL_VARIANT=NAME, with a test-only switch among the make
+# arguments, such as KCFLAGS=-DGPUCTL_TEST_BREAK_ALLOC_NEW) builds in a
+# copy of its own, into build/variants/NAME/REL/gpuctl.ko, never over the
+# module of the tests.
+#
+# Usage: [KDIR=DIR] [GPUCTL_VARIANT=NAME] scripts/build-module.sh REL [MAKE-ARG...]
 #   e.g. W=1 GPUCTL_WERROR=y, as make check builds it
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 rel=$1
 shift
-kdir=/lib/modules/$rel/build
+kdir=${KDIR:-/lib/modules/$rel/build}
+variant=${GPUCTL_VARIANT:-}
 [ -d "$kdir" ] || { echo "gpuctl: no headers for $rel in $kdir" >&2; exit 1; }
 
 src=$top/build/kbuild/$rel
-mkdir -p "$src" "$top/build/$rel"
+dst=$top/build/$rel
+if [ -n "$variant" ]; then
+	src=$top/build/kbuild/$rel-$variant
+	dst=$top/build/variants/$variant/$rel
+fi
+mkdir -p "$src" "$dst"
 # cp -u keeps timestamps meaningful, so kbuild rebuilds only what changed.
 cp -u "$top/Kbuild" "$src/"
 mkdir -p "$src/kmod" "$src/include"
@@ -36,4 +49,4 @@ done
 
 export GPUCTL_VERSION=${GPUCTL_VERSION:-$(git -C "$top" describe --always --dirty --tags 2>/dev/null || echo 0.1)}
 make -C "$kdir" M="$src" "$@" modules
-cp "$src/kmod/gpuctl.ko" "$top/build/$rel/gpuctl.ko"
+cp "$src/kmod/gpuctl.ko" "$dst/gpuctl.ko"

@@ -19,10 +19,11 @@ what=${1:-all}
 build_pkgs="build-essential pkg-config libmnl-dev libpci-dev pci.ids
 	libnl-3-dev libnl-genl-3-dev python3-yaml python3-jsonschema jq
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12 xz-utils"
+# The style step of make check needs shellcheck, so the tests do.
 test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
-	bash-completion initramfs-tools-core klibc-utils udev zstd"
-lint_pkgs="shellcheck sparse"
+	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck"
+lint_pkgs="sparse"
 
 case "$what" in
 build) pkgs="$build_pkgs" ;;

@@ -14,7 +14,10 @@ for f in $(git ls-files '*.c' '*.h' | grep -v -e netlink-gen -e include/uapi/); 
 	out=$(perl "$ksrc/scripts/checkpatch.pl" --strict --no-tree --quiet \
 		--show-types -f "$f" 2>&1) || { echo "$out"; rc=1; }
 done
-if command -v shellcheck >/dev/null; then
+if ! command -v shellcheck >/dev/null; then
+	echo "style.sh: no shellcheck (scripts/install-deps.sh test)" >&2
+	rc=1
+else
 	files=$(git ls-files '*.sh' .ci/run selftests/qemu/ tools/gpuctl/gpuctl.bash-completion |
 		sort -u | while read -r f; do
 			[ -f "$f" ] && head -n1 "$f" | grep -q -e bash -e '^#!/bin/sh' && echo "$f"

@@ -112,8 +112,9 @@ TEST_F(inv, group_get_matches_sysfs)
 	struct nlc_group g;
 	int i;
 
-	if (!self->m.ngroups)
-		SKIP(return, "no gpu sits in an iommu group on this topology");
+	if (!self->m.ngroups && !tl_have_iommu())
+		SKIP(return, "no IOMMU, so no group to get");
+	ASSERT_NE(0, self->m.ngroups) TH_LOG("no gpu sits in an iommu group");
 	for (i = 0; i < self->m.ngroups; i++) {
 		ASSERT_EQ(0, nlc_group_get(&self->c, self->m.groups[i].id, &g))
 			TH_LOG("group-get %u: %s", self->m.groups[i].id,

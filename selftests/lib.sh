@@ -2,10 +2,16 @@
 # shellcheck shell=bash
 #
 # Helpers for the gpuctl shell selftests, sourced by each test script:
-# KTAP output, printed sysfs writes, module load and unload, waiting with a
-# timeout, and QMP (device_add/device_del) from inside the QEMU guest.
-# The guest environment (GPUCTL_KO, GPUCTL_QMP, ...) is described in
-# selftests/qemu/run.sh.
+# KTAP output, checks of JSON and of expected failures, printed sysfs
+# writes, module load and unload, waiting with a timeout, and QMP
+# (device_add/device_del) from inside the QEMU guest. The guest environment
+# (GPUCTL_KO, GPUCTL_QMP, ...) is described in selftests/qemu/run.sh.
+#
+# Each test script sets "set -o pipefail" itself, so that a pipeline whose
+# first command fails (gpuctl with no module, say) fails the check. A
+# pipeline must then not end in a reader that stops early (grep -q, head):
+# the writer may die of SIGPIPE and fail a check that matched. Feed such a
+# reader from a file, a variable or a process substitution instead.
 
 # ---------------------------------------------------------------- KTAP --
 
@@ -13,13 +19,16 @@ KTAP_PASS=0
 KTAP_FAIL=0
 KTAP_SKIP=0
 KTAP_TESTNUM=0
+KTAP_PLAN=
 
 ktap_header() {
 	echo "TAP version 13"
 }
 
-# ktap_plan N
+# ktap_plan N: the number of results the script will report; ktap_finished
+# fails the script when it reported another number.
 ktap_plan() {
+	KTAP_PLAN=$1
 	echo "1..$1"
 }
 
@@ -67,16 +76,81 @@ ktap_run_stage() {
 	return $rc
 }
 
-# Prints the totals and exits: 1 if a test failed, 4 if every test was
-# skipped, else 0 (kselftest.h KSFT_* codes).
+# Prints the totals and exits: 1 if a test failed or the results do not
+# match the plan, 4 if every test was skipped, else 0 (kselftest.h KSFT_*
+# codes).
 ktap_finished() {
 	echo "# Totals: pass:$KTAP_PASS fail:$KTAP_FAIL xfail:0 xpass:0 skip:$KTAP_SKIP error:0"
+	if [ "$KTAP_TESTNUM" != "${KTAP_PLAN:-none}" ]; then
+		echo "# $KTAP_TESTNUM results for a plan of ${KTAP_PLAN:-none}"
+		exit 1
+	fi
 	if [ "$KTAP_FAIL" -gt 0 ]; then
 		exit 1
 	elif [ "$KTAP_PASS" -eq 0 ] && [ "$KTAP_SKIP" -gt 0 ]; then
 		exit 4
 	fi
 	exit 0
+}
+
+# ------------------------------------------------------------- checks --
+
+# json_check [--slurp] [--arg NAME VALUE | --argjson NAME JSON |
+#             --slurpfile NAME FILE]... FILTER [FILE]
+# The input (stdin, or FILE) holds exactly one JSON value and the jq FILTER
+# on it ends in neither false nor null, as with jq -e. With --slurp the
+# input is a stream of one or more values that FILTER gets as one array.
+# jq -e alone passes on empty input (jq 1.6), so a tool that printed
+# nothing would pass; here it fails, saying what it got.
+json_check() {
+	local opts=() slurp=0 filter verdict
+
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--slurp) slurp=1; shift ;;
+		--arg|--argjson|--slurpfile) opts+=("$1" "$2" "$3"); shift 3 ;;
+		*) break ;;
+		esac
+	done
+	filter=$1
+	shift
+	# One jq run: the count, the filter and what to say when it fails.
+	# shellcheck disable=SC2016 # jq code, not shell
+	verdict=$(jq -n -r "${opts[@]}" --argjson __slurp "$slurp" '
+		[inputs] as $__in |
+		if $__slurp == 0 and ($__in | length) != 1 then
+			"expected one JSON value, got \($__in | length)"
+		elif ($__in | length) == 0 then "expected JSON values, got none"
+		else (if $__slurp == 1 then $__in else $__in[0] end) as $__v |
+			[$__v | ('"$filter"')] as $__r |
+			if ($__r | length) > 0 and ($__r | last) != false and
+			   ($__r | last) != null then "ok"
+			else "false on: \($__v | tojson | .[0:4000])" end
+		end' "$@") || { echo "json_check: jq failed on: $filter"; return 1; }
+	[ "$verdict" = ok ] && return 0
+	echo "json_check: $filter"
+	echo "json_check: $verdict"
+	return 1
+}
+
+# cmd_fails REGEX CMD [ARGS...]: CMD fails, and what it printed (stdout and
+# stderr) matches the extended REGEX, the errno or message expected. A
+# negative test that took any failure would pass on the wrong error, or
+# with the module not loaded at all.
+cmd_fails() {
+	local want=$1 out rc=0
+
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	printf '%s\n' "$out"
+	if [ "$rc" = 0 ]; then
+		echo "succeeded, expected a failure: $*"
+		return 1
+	fi
+	if ! grep -q -E -e "$want" <<<"$out"; then
+		echo "failed (exit $rc) without '$want': $*"
+		return 1
+	fi
 }
 
 # ------------------------------------------------------------- writes --
@@ -89,7 +163,13 @@ write_to() {
 
 # ------------------------------------------------------------- module --
 
+# GPUCTL_SKIP_LOAD=1 (run_tests.sh --no-load) makes loading a no-op that
+# succeeds: every test then runs against no module, and must fail.
 gpuctl_load() {
+	if [ "${GPUCTL_SKIP_LOAD:-0}" = 1 ]; then
+		echo "# GPUCTL_SKIP_LOAD: gpuctl not loaded" >&2
+		return 0
+	fi
 	[ -f "${GPUCTL_KO:?}" ] || { echo "# no module $GPUCTL_KO" >&2; return 1; }
 	if grep -q '^gpuctl ' /proc/modules; then
 		return 0
@@ -102,8 +182,13 @@ gpuctl_load() {
 	insmod "$GPUCTL_KO" "$@"
 }
 
+# Fails when the module is not loaded: a test that expects to unload it
+# must not pass without it.
 gpuctl_unload() {
-	grep -q '^gpuctl ' /proc/modules || return 0
+	if [ ! -d /sys/module/gpuctl ]; then
+		echo "# gpuctl is not loaded"
+		return 1
+	fi
 	echo "# rmmod gpuctl"
 	rmmod gpuctl
 }
@@ -415,12 +500,17 @@ nlmon_since_mark() {
 	tail -n +$((MARK + 1)) "$TMP/mon"
 }
 
+# nlmon_seen REGEX: a monitor line after the mark matches (grep -E) now.
+nlmon_seen() {
+	grep -q -E -e "$1" < <(nlmon_since_mark)
+}
+
 # nlmon_wait REGEX: a monitor line after the mark matches (grep -E), 20 s.
 nlmon_wait() {
 	local _
 
 	for _ in $(seq 100); do
-		nlmon_since_mark | grep -q -E "$1" && return 0
+		nlmon_seen "$1" && return 0
 		sleep 0.2
 	done
 	echo "no event matching '$1' since line $MARK; got:"

@@ -195,8 +195,7 @@ TEST_F_TIMEOUT(rsv, round_trip, 180)
 	struct nlc_dev d;
 	int n;
 
-	if (!gpu)
-		SKIP(return, "no driverless gpu alone in an iommu group");
+	ASSERT_NE(NULL, gpu) TH_LOG("no driverless gpu alone in an iommu group");
 	strscpy(addr, gpu->address, sizeof(addr));
 	TH_LOG("reserving %s", addr);
 

@@ -287,6 +287,20 @@ int tl_modprobe(const char *module)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
 }
 
+bool tl_have_iommu(void)
+{
+	DIR *dir = opendir("/sys/kernel/iommu_groups");
+	struct dirent *de;
+	bool any = false;
+
+	if (!dir)
+		return false;
+	while (!any && (de = readdir(dir)))
+		any = de->d_name[0] != '.';
+	closedir(dir);
+	return any;
+}
+
 int tl_driver_of(const char *addr, char *drv, size_t len)
 {
 	char path[128], target[512];

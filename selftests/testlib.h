@@ -8,6 +8,8 @@
 #ifndef _GPUCTL_TESTLIB_H
 #define _GPUCTL_TESTLIB_H
 
+#include <stdbool.h>
+
 #include "nlclient.h"
 #include "sysfs_model.h"
 
@@ -44,6 +46,11 @@ int tl_inventory_diff(struct nlc *c, int settle_ms, char *why, size_t len);
 int tl_groups_diff(struct nlc *c, int settle_ms, char *why, size_t len);
 
 int tl_modprobe(const char *module);
+/*
+ * Whether the machine has an IOMMU: any group at all. A test that needs a
+ * GPU in a group may skip without one, and must fail with one.
+ */
+bool tl_have_iommu(void);
 
 /* The driver bound to @addr per sysfs, "" when none; 0 or -errno. */
 int tl_driver_of(const char *addr, char *drv, size_t len);
