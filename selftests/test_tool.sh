@@ -152,8 +152,9 @@ sysfs_model() {
 		 sriov_totalvfs: (.[11] | tonumber),
 		 sriov_numvfs: (.[12] | tonumber),
 		 physfn: (.[13] | opt), role: .[14],
-		 reserved: false, state: "free", rule: null,
-		 allocation: null, holder: null}'
+		 reserved: false, state: "free", state_reason: null,
+		 rule: null, action: null, allocation: null, holder: null,
+		 refused: null}'
 }
 
 # The tool's device objects without the names it looks up in pci.ids,
