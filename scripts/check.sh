@@ -105,6 +105,9 @@ else
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 fi
 
+step "make install DESTDIR: module, tool, man page, completion, unit, initramfs hook" \
+	"$out/install.log" scripts/test-install.sh
+
 for k in $kernels; do
 	if [ ! -f "build/$k/gpuctl.ko" ]; then
 		result fail "$k: module missing, guest tests not run"
