@@ -134,6 +134,13 @@ for k in $kernels; do
 	done
 done
 
+# make demo as a newcomer runs it, without a terminal: the tour checks
+# every step and fails on the first that goes wrong.
+for k in $kernels; do
+	step "make demo: the tour on $k, every step checked" "$out/demo-$k.log" \
+		env GPUCTL_KERNEL="$k" scripts/demo.sh </dev/null
+done
+
 # Boot selftest: real Debian initramfs images with the packaged hook and
 # modprobe.d file, booted in QEMU; reserved GPUs must end on vfio-pci.
 for k in $kernels; do
