@@ -105,6 +105,9 @@ else
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 fi
 
+step "make install DESTDIR: module, tool, man page, completion, unit, initramfs hook" \
+	"$out/install.log" scripts/test-install.sh
+
 for k in $kernels; do
 	if [ ! -f "build/$k/gpuctl.ko" ]; then
 		result fail "$k: module missing, guest tests not run"
@@ -129,6 +132,13 @@ for k in $kernels; do
 			result fail "$k $t: guest run (exit $rc; console log $out/$k-$t.console)"
 		fi
 	done
+done
+
+# make demo as a newcomer runs it, without a terminal: the tour checks
+# every step and fails on the first that goes wrong.
+for k in $kernels; do
+	step "make demo: the tour on $k, every step checked" "$out/demo-$k.log" \
+		env GPUCTL_KERNEL="$k" scripts/demo.sh </dev/null
 done
 
 # Boot selftest: real Debian initramfs images with the packaged hook and

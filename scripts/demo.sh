@@ -3,8 +3,12 @@
 #
 # make demo: boot a simulated GPU host in QEMU (stand-in GPUs with real
 # drivers, a GPU with HD audio, a GPU and a NIC behind one bridge, two NUMA
-# nodes), load gpuctl and take a short tour. With a terminal on stdin the
-# tour ends in a shell inside the guest.
+# nodes), load gpuctl and take the tour of scripts/demo-tour.sh: reserve a
+# GPU, allocate it to a VM, run a real QEMU on it, watch the VM stop, and
+# hit a tenant limit. With a terminal on stdin the tour ends in a shell
+# inside the guest. GPUCTL_KERNEL=REL picks the kernel (default: the
+# newest with headers). Exits non-zero when a step of the tour failed;
+# make check runs it so.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

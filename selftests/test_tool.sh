@@ -152,8 +152,9 @@ sysfs_model() {
 		 sriov_totalvfs: (.[11] | tonumber),
 		 sriov_numvfs: (.[12] | tonumber),
 		 physfn: (.[13] | opt), role: .[14],
-		 reserved: false, state: "free", rule: null,
-		 allocation: null, holder: null}'
+		 reserved: false, state: "free", state_reason: null,
+		 rule: null, action: null, allocation: null, holder: null,
+		 refused: null}'
 }
 
 # The tool's device objects without the names it looks up in pci.ids,
@@ -454,15 +455,36 @@ check_complete_address() {
 	[ ! -s "$TMP/missing" ]
 }
 
-check_not_loaded() {
-	local out rc
+# Every command that needs the module exits 3 with one exact line; a usage
+# error is found first (1), and "apply FILE check" needs no module (0).
+not_loaded_run() {	# WANT_RC CMD...
+	local want=$1 rc=0
+	shift
 
+	gpuctl "$@" >"$TMP/nl.out" 2>"$TMP/nl.err" || rc=$?
+	echo "gpuctl $*: exit $rc"
+	cat "$TMP/nl.out" "$TMP/nl.err"
+	[ "$rc" -eq "$want" ] || return 1
+	[ "$want" -ne 3 ] && return 0
+	[ ! -s "$TMP/nl.out" ] &&
+	[ "$(cat "$TMP/nl.err")" = "gpuctl: kernel module not loaded (modprobe gpuctl)" ]
+}
+
+check_not_loaded() {
+	local rc=0 cmd
+
+	echo "reserve 0000:7f:00.0" >"$TMP/conf"
 	gpuctl_unload || return 1
-	out=$(gpuctl dev show 2>&1)
-	rc=$?
+	[ ! -d /sys/module/gpuctl ] || { echo "gpuctl still loaded"; return 1; }
+	for cmd in "dev show" "dev show 0000:7f:00.0" "group show 1" "reserve show" \
+		   "alloc show" "limit show" "-j monitor" "apply $TMP/conf"; do
+		# shellcheck disable=SC2086 # the command's words
+		not_loaded_run 3 $cmd || rc=1
+	done
+	not_loaded_run 1 dev show garbage || rc=1
+	not_loaded_run 0 apply "$TMP/conf" check || rc=1
 	gpuctl_load || return 1
-	echo "$out"
-	[ "$rc" -eq 1 ] && [ "$out" = "gpuctl: kernel module not loaded (modprobe gpuctl)" ]
+	return "$rc"
 }
 
 ktap_header
@@ -491,7 +513,8 @@ else
 fi
 ktap_run_stage "completion: gpuctl d -> dev" check_complete_object
 ktap_run_stage "completion: dev show offers live addresses" check_complete_address
-ktap_run_stage "without the module: exact message, exit 1" check_not_loaded
+ktap_run_stage "without the module: exact message, exit 3; usage errors still 1" \
+	check_not_loaded
 ktap_run_stage "dev show works again after reload" check_dev_set
 ktap_run_stage "module unloads" gpuctl_unload
 

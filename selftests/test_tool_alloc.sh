@@ -73,7 +73,7 @@ allocs_as_nl() {
 		(if .detach_on_stop then " detach_on_stop=1" else "" end) +
 		(if .uid != null then " uid=\(.uid)" else "" end) +
 		(if .gid != null then " gid=\(.gid)" else "" end) +
-		(if has("state_reason") then " state_reason=\(.state_reason)" else "" end)'
+		(if .state_reason != null then " state_reason=\(.state_reason)" else "" end)'
 }
 
 limits_as_nl() {
@@ -109,7 +109,8 @@ check_add_dev() {
 		.allocations | length == 1 and (.[0] |
 		.owner == $o and .name == "vm1" and .account == "acme" and
 		.project == null and .domain == null and .devices == [$g, $h] and
-		.gpus == 1 and .state == "idle" and (has("state_reason") | not) and
+		.gpus == 1 and .state == "idle" and has("state_reason") and
+		.state_reason == null and has("end") and .end == null and
 		.detach_on_stop == false and .uid == null and .gid == null and
 		(.id | type) == "number")' "$TMP/out" >/dev/null || return 1
 	ID1=$(jq '.allocations[0].id' "$TMP/out")
@@ -413,7 +414,7 @@ check_monitor_detach() {
 		--argjson id2 "$ID2" --arg g "$FREE" '
 		def ev($n): [.[] | select(.name == $n) | .msg];
 		(ev("alloc-new-ntf") | any(.id == $id3 and .owner == $vm and
-			.devices == [$a] and (has("end") | not))) and
+			.devices == [$a] and has("end") and .end == null)) and
 		(ev("vfio-open-ntf") | any(.address == $g and .holder.pid == 0 and
 			.holder.match == "unknown" and .allocation == $id2)) and
 		(ev("alloc-del-ntf") | map(select(.id == $id2 or .id == $id3) |

@@ -129,7 +129,9 @@ check_dev_show() {
 	cat "$TMP/out"
 	jq -e --argjson id "$id" '.devices[0] | .reserved == true and
 		.state == "reserved" and .rule == $id and
-		(has("state_reason") | not) and (has("action") | not)' \
+		has("state_reason") and .state_reason == null and
+		has("action") and .action == null and
+		has("refused") and .refused == null' \
 		"$TMP/out" >/dev/null || return 1
 	gpuctl -j dev show "$QXL" | jq -e '.devices[0] | .reserved == false and
 		.state == "free" and .rule == null' >/dev/null || return 1
@@ -220,7 +222,7 @@ check_take_monitor() {
 					    .msg.action == "taken")) and
 		(ev("dev-change-ntf") | any(.msg.address == $g and
 					    .msg.action == "released")) and
-		([.[] | select(.name == "dev-change-ntf" and (.msg | has("action")))] |
+		([.[] | select(.name == "dev-change-ntf" and .msg.action != null)] |
 		 all(.msg.action | IN("claimed", "bound", "restored", "taken",
 				      "released", "blocked")))' "$TMP/mon" >/dev/null
 }

@@ -193,6 +193,7 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 	} else {
 		snprintf(state, sizeof(state), "%s",
 			 alloc_state_name(al->state));
+		print_null(PRINT_JSON, "state_reason", NULL, NULL);
 	}
 	print_string(PRINT_FP, NULL, " state %s", state);
 	print_bool(PRINT_JSON, "detach_on_stop", NULL, al->detach_on_stop);
@@ -203,6 +204,8 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 	if (al->end)
 		print_string(PRINT_ANY, "end", " end %s",
 			     alloc_end_name(al->end));
+	else
+		print_null(PRINT_JSON, "end", NULL, NULL);
 
 	/* in text the devices come last, on a line of their own in a block */
 	print_string(PRINT_FP, NULL, "%s",

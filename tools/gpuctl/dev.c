@@ -334,6 +334,8 @@ static void dev_holder_print(const struct dev_info *d, const int *widths)
 	if (d->has_refused)
 		print_string(PRINT_ANY, "refused", "refused \"%s\" ",
 			     d->refused);
+	else
+		print_null(PRINT_JSON, "refused", NULL, NULL);
 }
 
 /**
@@ -343,7 +345,9 @@ static void dev_holder_print(const struct dev_info *d, const int *widths)
  *
  * JSON keys come in the spec's attribute order, as YNL prints them, and
  * text columns in the table's order; a value that appears in both places
- * differently is printed once for each. The caller ends the line with
+ * differently is printed once for each. Every key is always there, null
+ * when the kernel did not send its attribute, so scripts can test for null
+ * without first testing for the key. The caller ends the line with
  * print_nl() and, in JSON, opens and closes the object around it.
  */
 void dev_info_print(const struct dev_info *d, const int *widths)
@@ -414,6 +418,8 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	if (d->has_state_reason)
 		print_string(PRINT_JSON, "state_reason", NULL,
 			     d->state_reason);
+	else
+		print_null(PRINT_JSON, "state_reason", NULL, NULL);
 	if (d->has_rule)
 		print_uint(PRINT_JSON, "rule", NULL, d->rule);
 	else
@@ -421,6 +427,8 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	if (d->action)
 		print_string(PRINT_JSON, "action", NULL,
 			     action_name(d->action));
+	else
+		print_null(PRINT_JSON, "action", NULL, NULL);
 	dev_holder_print(d, widths);
 
 	pci_vendor_name(d->vendor_id, vendor, sizeof(vendor));

@@ -71,7 +71,7 @@ int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl)
 		if (ret == -ENOENT) {
 			fprintf(stderr,
 				"gpuctl: kernel module not loaded (modprobe gpuctl)\n");
-			return EXIT_USAGE;
+			return EXIT_NO_MODULE;
 		}
 		if (ret)
 			return EXIT_KERNEL;

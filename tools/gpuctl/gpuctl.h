@@ -17,8 +17,9 @@
 /* Exit codes, one per failure class; documented in gpuctl.8 */
 enum {
 	EXIT_OK = 0,
-	EXIT_USAGE = 1,		/* bad command line, or module not loaded */
+	EXIT_USAGE = 1,		/* bad command line or input file */
 	EXIT_KERNEL = 2,	/* the kernel or netlink refused or failed */
+	EXIT_NO_MODULE = 3,	/* the gpuctl module is not loaded */
 };
 
 struct gpuctl {

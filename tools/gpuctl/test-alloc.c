@@ -319,8 +319,9 @@ static struct nlmsghdr *fake_alloc_msg(char *buf)
 	"{\"allocations\":[{\"id\":1,\"owner\":\"" UUID "\"," \
 	"\"name\":null,\"account\":null,\"project\":null," \
 	"\"domain\":null,\"devices\":[],\"gpus\":0," \
-	"\"state\":\"idle\",\"detach_on_stop\":false," \
-	"\"uid\":null,\"gid\":null}]}\n"
+	"\"state\":\"idle\",\"state_reason\":null," \
+	"\"detach_on_stop\":false,\"uid\":null,\"gid\":null," \
+	"\"end\":null}]}\n"
 
 static void render_allocs(const struct nl_list *list, bool json, char **out)
 {
@@ -365,7 +366,7 @@ static void test_alloc_output(void)
 	free(err);
 	alloc_info_release(&al);
 
-	/* the least an allocation has: nulls, no reason, no end */
+	/* the least an allocation has: every key, null when unset */
 	memset(&al, 0, sizeof(al));
 	al.id = 1;
 	snprintf(al.owner, sizeof(al.owner), UUID);
@@ -422,7 +423,7 @@ static void test_limit_output(void)
 }
 
 #define HOLDER_JSON \
-	",\"rule\":null,\"allocation\":3,\"holder\":" \
+	",\"rule\":null,\"action\":null,\"allocation\":3,\"holder\":" \
 	"{\"pid\":1234,\"comm\":\"qemu-system-x86\",\"uid\":65534," \
 	"\"since\":4102444800,\"match\":\"other\"}," \
 	"\"refused\":\"uid 65534 is not the owner's (107)\",\"vendor\":"
@@ -431,7 +432,8 @@ static void test_limit_output(void)
 	" refused \"uid 65534 is not the owner's (107)\" "
 #define UNKNOWN_JSON \
 	"\"allocation\":null,\"holder\":{\"pid\":0,\"comm\":null," \
-	"\"uid\":null,\"since\":null,\"match\":\"unknown\"},\"vendor\":"
+	"\"uid\":null,\"since\":null,\"match\":\"unknown\"}," \
+	"\"refused\":null,\"vendor\":"
 
 /* A device as vfio-open-ntf shows it: its allocation and its holder */
 static void test_holder_output(void)

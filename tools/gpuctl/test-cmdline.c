@@ -571,8 +571,10 @@ static const char *const dev_json_want[][2] = {
 	{ "state", "\"held\"" },
 	{ "state_reason", "\"bound to bochs-drm\"" },
 	{ "rule", "3" },
+	{ "action", "null" },
 	{ "allocation", "null" },
 	{ "holder", "null" },
+	{ "refused", "null" },
 	{ "vendor", NULL },
 	{ "device", NULL },
 };
@@ -673,7 +675,9 @@ static void test_dev_output(void)
 	       strstr(out, "\"iommu_group\":null,") &&
 	       strstr(out, "\"numa_node\":1,") &&
 	       strstr(out, "\"physfn\":\"0000:01:00.0\",") &&
-	       strstr(out, "\"reserved\":false,\"state\":\"free\",\"rule\":null,"),
+	       strstr(out, "\"state\":\"free\",\"state_reason\":null,") &&
+	       strstr(out, "\"reserved\":false,\"state\":\"free\",") &&
+	       strstr(out, "\"state_reason\":null,\"rule\":null,\"action\":null,"),
 	       "%s", "dev JSON nulls");
 	free(out);
 	out = render(&d, false);
