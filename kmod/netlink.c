@@ -257,23 +257,20 @@ static int gpuctl_nl_group_lookup(struct genl_info *info)
 
 /*
  * Every doit runs under gpuctl_lock, taken here and dropped in post_doit,
- * with its target object already resolved into user_ptr[0], and user_ptr[1]
- * not NULL when the sender has CAP_SYS_ADMIN. Handlers that wait for the
- * enforcement worker drop the lock meanwhile and take it again before
- * they return.
+ * with its target object already resolved into user_ptr[0]. Handlers that
+ * wait for the enforcement worker drop the lock meanwhile and take it
+ * again before they return.
  */
 static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 			      struct sk_buff *skb, struct genl_info *info)
 {
-	bool admin = gpuctl_nl_admin(skb);
 	int ret;
 
 	/* GENL_ADMIN_PERM only asks for CAP_NET_ADMIN. */
-	if ((ops->flags & GENL_ADMIN_PERM) && !admin) {
+	if ((ops->flags & GENL_ADMIN_PERM) && !gpuctl_nl_admin(skb)) {
 		NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN");
 		return -EPERM;
 	}
-	info->user_ptr[1] = admin ? info : NULL;
 
 	mutex_lock(&gpuctl_lock);
 
@@ -403,8 +400,7 @@ int gpuctl_nl_reply_send(struct genl_info *info, struct sk_buff *msg,
 /**
  * gpuctl_nl_dev_get_doit() - reply with one device
  * @skb: the request
- * @info: the request; user_ptr[0] holds the device pre_doit found,
- *	user_ptr[1] whether the sender may see its allocation and holder
+ * @info: the request; user_ptr[0] holds the device pre_doit found
  *
  * Context: gpuctl_lock held by pre_doit.
  * Return: 0 or a negative errno.
@@ -420,7 +416,7 @@ int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return PTR_ERR(msg);
 	return gpuctl_nl_reply_send(info, msg, hdr,
 				    gpuctl_nl_dev_fill(msg, dev,
-						       info->user_ptr[1]));
+						       gpuctl_nl_admin(skb)));
 }
 
 /**
