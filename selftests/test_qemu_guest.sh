@@ -25,6 +25,8 @@
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+set -o pipefail
+
 TMP=$(mktemp -d /tmp/test_qemu_guest.XXXXXX)
 GPU=0000:01:00.0
 OWNER=2f6d9b3e-7c41-4a0e-b5d8-6e9f0a1b2c3d
@@ -62,7 +64,7 @@ qemu_start() {
 }
 
 _holds() {	# PID: gpuctl names PID as the GPU's holder
-	gpuctl-nl dev-get "$GPU" 2>/dev/null | grep -q " holder_pid=$1 "
+	gpuctl-nl dev-get "$GPU" 2>/dev/null | grep " holder_pid=$1 " >/dev/null
 }
 
 # qemu_wait_holder NAME [PID]: until gpuctl names QEMU (or PID: 0 for an

@@ -18,6 +18,8 @@
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+set -o pipefail
+
 TMP=$(mktemp -d /tmp/test_vfio_adopt.XXXXXX)
 GPU=0000:01:00.0
 OWNER=0c7d6a3e-52b1-4f4e-8d0a-6b9e1f2a3c44

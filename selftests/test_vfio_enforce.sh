@@ -18,6 +18,8 @@
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+set -o pipefail
+
 TMP=$(mktemp -d /tmp/test_vfio_enforce.XXXXXX)
 GPU=0000:01:00.0
 DRV=gpuctl-vfio-pci
@@ -45,7 +47,7 @@ check_setup() {
 	nl_dev_has "$GPU" state=reserved "driver=$DRV" || return 1
 	nlmon_action "$GPU" taken || return 1
 	# the group stays viable: the variant manages its own DMA
-	gpuctl-nl group-get "$(pci_group_of "$GPU")" | grep -q ' viable=1' || return 1
+	gpuctl-nl group-get "$(pci_group_of "$GPU")" | grep ' viable=1' || return 1
 	REF0=$(gpuctl_refcnt)
 }
 
@@ -79,7 +81,7 @@ check_alloc() {
 
 check_root_refused() {
 	refused other || return 1
-	nlmon_since_mark | grep -q -E "^vfio-open-ntf address=$GPU .*holder_uid=0( |$)" ||
+	nlmon_since_mark | grep -E "^vfio-open-ntf address=$GPU .*holder_uid=0( |$)" ||
 		{ echo "refusal does not name uid 0"; return 1; }
 	nl_alloc_has "$ALLOC" state=idle
 }

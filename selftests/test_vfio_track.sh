@@ -21,6 +21,8 @@
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+set -o pipefail
+
 TMP=$(mktemp -d /tmp/test_vfio_track.XXXXXX)
 GPU=0000:01:00.0
 OWNER=5b0e4a86-1f0c-4d2b-9c57-3f7e2a6d8c11
@@ -63,12 +65,7 @@ expect_refcnt() {	# N
 }
 
 expect_rmmod_refused() {
-	if rmmod gpuctl 2>"$TMP/err"; then
-		echo "rmmod gpuctl succeeded"
-		return 1
-	fi
-	cat "$TMP/err"
-	grep -q 'in use' "$TMP/err"
+	cmd_fails 'Module gpuctl is in use' rmmod gpuctl
 }
 
 check_alloc() {
@@ -104,13 +101,8 @@ check_busy() {
 	local pid
 
 	pid=$(vfio_pid)
-	if gpuctl-nl alloc-del id "$ALLOC" 2>"$TMP/err"; then
-		echo "alloc-del succeeded while $GPU is open"
-		return 1
-	fi
-	cat "$TMP/err"
-	grep -q 'Device or resource busy (errno 16)' "$TMP/err" &&
-	grep -q "$GPU is open by vfio_open (pid $pid)" "$TMP/err" || return 1
+	cmd_fails "Device or resource busy \(errno 16\): $GPU is open by vfio_open \(pid $pid\)" \
+		gpuctl-nl alloc-del id "$ALLOC" || return 1
 	nl_alloc_has "$ALLOC" state=running || return 1
 	# one reference for the allocation, one vfio takes for the open device
 	expect_refcnt 2 && expect_rmmod_refused
@@ -137,11 +129,7 @@ check_del() {
 	nl_alloc_del "$ALLOC" || return 1
 	nlmon_wait "^alloc-del-ntf id=$ALLOC .*end=deleted( |\$)" || return 1
 	nl_dev_has_not "$GPU" allocation || return 1
-	if gpuctl-nl alloc-get "$ALLOC" 2>"$TMP/err"; then
-		echo "allocation $ALLOC still there"
-		return 1
-	fi
-	grep -q 'No such file or directory (errno 2)' "$TMP/err" || { cat "$TMP/err"; return 1; }
+	cmd_fails 'No such file or directory \(errno 2\)' gpuctl-nl alloc-get "$ALLOC" || return 1
 	# nothing holds the module now: the final rmmod will show it
 	expect_refcnt 0
 }
@@ -159,7 +147,7 @@ check_detach_on_stop() {
 	vfio_open_stop
 	nlmon_wait "^vfio-close-ntf address=$GPU .*holder_pid=$pid( |\$)" &&
 	nlmon_wait "^alloc-del-ntf id=$ALLOC .*end=detached( |\$)" || return 1
-	gpuctl-nl alloc-get "$ALLOC" 2>/dev/null && { echo "allocation $ALLOC left"; return 1; }
+	cmd_fails 'No such file or directory \(errno 2\)' gpuctl-nl alloc-get "$ALLOC" || return 1
 	ALLOCS=()
 	nl_dev_has_not "$GPU" allocation || return 1
 	# the device stays reserved, ready for the next VM

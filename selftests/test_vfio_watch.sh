@@ -112,13 +112,8 @@ check_alloc_running() {
 }
 
 check_busy() {
-	if gpuctl-nl alloc-del id "$ALLOC" 2>"$TMP/err"; then
-		echo "alloc-del succeeded while $GPU is open"
-		return 1
-	fi
-	cat "$TMP/err"
-	grep -q 'Device or resource busy (errno 16)' "$TMP/err" &&
-		grep -q "$GPU is open by a VFIO user" "$TMP/err" || return 1
+	cmd_fails "Device or resource busy \(errno 16\): $GPU is open by a VFIO user" \
+		gpuctl-nl alloc-del id "$ALLOC" || return 1
 	nl_alloc_has "$ALLOC" state=running
 }
 
@@ -163,13 +158,8 @@ check_rule_del_busy() {
 	nl_dev_wait 10 nl_dev_has "$GPU" holder_pid=0 || return 1
 	rule=$(gpuctl-nl dev-get "$GPU" | sed -n 's/.* rule=\([0-9]*\).*/\1/p')
 	[ -n "$rule" ] || { echo "$GPU has no rule"; return 1; }
-	if gpuctl-nl rule-del id "$rule" 2>"$TMP/err"; then
-		echo "rule-del succeeded while $GPU is open"
-		return 1
-	fi
-	cat "$TMP/err"
-	grep -q 'Device or resource busy (errno 16)' "$TMP/err" &&
-		grep -q "$GPU is open by a VFIO user" "$TMP/err" || return 1
+	cmd_fails "Device or resource busy \(errno 16\): $GPU is open by a VFIO user" \
+		gpuctl-nl rule-del id "$rule" || return 1
 	vfio_open_stop
 	expect_pci_driver "$GPU" vfio-pci 0
 }
