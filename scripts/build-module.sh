@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build gpuctl.ko for installed kernel REL into build/REL/gpuctl.ko.
+# Build gpuctl.ko for kernel REL into build/REL/gpuctl.ko, against the
+# installed kernel's headers, or against the built kernel tree KDIR (the
+# debug kernel of make check-debug, scripts/debug-kernel.sh).
 #
 # Each kernel builds in its own copy of the module sources under
 # build/kbuild/REL: kbuild writes objects beside the sources, and its
@@ -9,11 +11,11 @@
 # kernels one after another in the tree itself would destroy the module
 # built for the previous one.
 #
-# Usage: scripts/build-module.sh REL
+# Usage: scripts/build-module.sh REL [KDIR]
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 rel=$1
-kdir=/lib/modules/$rel/build
+kdir=${2:-/lib/modules/$rel/build}
 [ -d "$kdir" ] || { echo "gpuctl: no headers for $rel in $kdir" >&2; exit 1; }
 
 src=$top/build/kbuild/$rel
