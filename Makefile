@@ -6,6 +6,7 @@
 #   make module KVER=R   the module for installed kernel release R
 #   make tools           the tool
 #   make check           the whole QEMU suite on every test kernel
+#   make check-debug     the suite on a KASAN/lockdep/kmemleak kernel
 #   make demo            a simulated GPU host in QEMU with a gpuctl tour
 #   make bench           speed ratios against a sysfs walk, from one VM run
 #   make install         module, tool and boot files (DESTDIR= to stage)
@@ -23,7 +24,7 @@ KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 export GPUCTL_VERSION
 
 .PHONY: all module tools selftests modules-all clean regen regen-check \
-	ksrc deps check demo bench style install install-packaging
+	ksrc deps check check-debug demo bench style install install-packaging
 
 all: module tools
 
@@ -72,6 +73,11 @@ deps:
 
 check:
 	scripts/check.sh
+
+# Builds its kernel once (about an hour on two cores), cached in
+# /var/cache/gpuctl; see scripts/check-debug.sh.
+check-debug:
+	scripts/check-debug.sh
 
 demo:
 	scripts/demo.sh

@@ -8,8 +8,10 @@
 # The boot selftest (selftests/boot) builds Debian initramfs images with
 # mkinitramfs: initramfs-tools-core, not initramfs-tools, whose kernel hooks
 # would rebuild the host's own images on every kernel install.
+# make check-debug also builds a kernel from linux-source-6.12: the "debug"
+# set adds what that build needs, which make check does not.
 #
-# Usage: scripts/install-deps.sh [build|test|all]   (default: all)
+# Usage: scripts/install-deps.sh [build|test|debug|all]   (default: all)
 # Prints the apt-get command instead of running it when not root.
 
 set -eu
@@ -24,12 +26,14 @@ test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
 	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck"
 lint_pkgs="sparse"
+kernel_pkgs="bc bison flex libelf-dev libssl-dev cpio kmod"
 
 case "$what" in
 build) pkgs="$build_pkgs" ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
-all) pkgs="$build_pkgs $test_pkgs $lint_pkgs" ;;
-*) echo "usage: $0 [build|test|all]" >&2; exit 1 ;;
+debug) pkgs="$build_pkgs $test_pkgs $kernel_pkgs" ;;
+all) pkgs="$build_pkgs $test_pkgs $lint_pkgs $kernel_pkgs" ;;
+*) echo "usage: $0 [build|test|debug|all]" >&2; exit 1 ;;
 esac
 
 # Skip apt entirely when everything is present: a developer's re-run of

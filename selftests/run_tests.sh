@@ -4,6 +4,11 @@
 # Guest-side driver: runs every selftest meant for TOPOLOGY and prints KTAP.
 # Usage: selftests/run_tests.sh TOPOLOGY
 # GPUCTL_TESTS="inventory test_tool.sh ..." runs only the programs named.
+# GPUCTL_PROG_TIMEOUT=SECONDS overrides the per-program timeout of
+# selftests/settings (make check-debug: its kernel is many times slower).
+# GPUCTL_KMEMLEAK=1 (make check-debug; needs a kernel with kmemleak) takes
+# a baseline of the boot's leak suspects, then scans after every program
+# and fails the program that leaked, printing kmemleak's report.
 #
 # Output: one top-level line per step or program ("ok N name",
 # "not ok N name", "ok N name # SKIP reason"); each program's own TAP is
@@ -34,7 +39,8 @@ c_tests_early="inventory:full,noiommu errors:full,noiommu events:full,noiommu
 c_tests_late="lifecycle:full,noiommu"
 
 prog_timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
-prog_timeout=${prog_timeout:-300}
+prog_timeout=${GPUCTL_PROG_TIMEOUT:-${prog_timeout:-300}}
+kmemleak=/sys/kernel/debug/kmemleak
 
 n=0 failed=0 passed=0 skipped=0
 tmp=$(mktemp -d /tmp/gpuctl-selftests.XXXXXX)
@@ -97,15 +103,56 @@ load_module() {
 	insmod "$ko" dyndbg=+p
 }
 
+# kmemleak_scan FILE: the suspects kmemleak reports now, in FILE (empty
+# when none), then forgotten, so that the next scan shows only new ones. An
+# object becomes a suspect only in a scan that starts at least 5 s after its
+# allocation (MSECS_MIN_AGE) and finds it unreferenced with the same
+# checksum as the scan before, hence the pause and the two scans.
+kmemleak_scan() {
+	sleep 5
+	echo scan >"$kmemleak" && echo scan >"$kmemleak" &&
+		cat "$kmemleak" >"$1" && echo clear >"$kmemleak"
+}
+
+# The leaks the kernel had before the first program are not the tests':
+# they are shown and cleared. The mark tells selftests/qemu/run.sh, which
+# fails on kmemleak's reports in the kernel log, where the tests' part of
+# the log begins.
+kmemleak_baseline() {
+	local n
+	if [ ! -w "$kmemleak" ]; then
+		echo "# GPUCTL_KMEMLEAK=1, but $kmemleak is missing: no kmemleak in $(uname -r)?"
+		return 1
+	fi
+	kmemleak_scan "$tmp/leaks" || return 1
+	n=$(grep -c '^unreferenced object' "$tmp/leaks")
+	echo "# kmemleak: $n suspects from the boot, before any test, cleared"
+	sed 's/^/# /' "$tmp/leaks" | head -n 200
+	echo "gpuctl-selftests: kmemleak baseline taken" >/dev/kmsg
+}
+
 # run_prog NAME CMD...: one program, its TAP nested under one result line.
 run_prog() {
-	local name=$1 log=$tmp/out rc start
+	local name=$1 log=$tmp/out rc start leaks=
 	shift
 	start=$(date +%s)
 	timeout -k 10 "$prog_timeout" "$@" >"$log" 2>&1 </dev/null
 	rc=$?
 	sed 's/^/    /' "$log"
 	echo "# $name: exit $rc in $(($(date +%s) - start)) s"
+	if [ "${GPUCTL_KMEMLEAK:-0}" = 1 ]; then
+		if ! kmemleak_scan "$tmp/leaks"; then
+			leaks="kmemleak scan failed"
+		elif [ -s "$tmp/leaks" ]; then
+			leaks="kmemleak: $(grep -c '^unreferenced object' "$tmp/leaks") leaks"
+			sed 's/^/# /' "$tmp/leaks"
+		fi
+	fi
+	if [ -n "$leaks" ]; then
+		[ "$rc" = 124 ] && leaks="TIMEOUT, $leaks"
+		result fail "$name" "$leaks"
+		return
+	fi
 	case $rc in
 	0) result ok "$name" ;;
 	4) result skip "$name" "$(grep -m1 -o 'SKIP.*' "$log" | sed 's/^SKIP *//')" ;;
@@ -120,6 +167,7 @@ shell_topologies() {
 }
 
 plan=2
+[ "${GPUCTL_KMEMLEAK:-0}" = 1 ] && plan=$((plan + 1))
 for t in $c_tests_early $c_tests_late; do
 	if selected "$t"; then
 		plan=$((plan + 1))
@@ -153,6 +201,16 @@ if check_config >"$tmp/config" 2>&1; then
 else
 	cat "$tmp/config"
 	result fail "kernel config has every option of selftests/config"
+fi
+
+if [ "${GPUCTL_KMEMLEAK:-0}" = 1 ]; then
+	if kmemleak_baseline >"$tmp/baseline" 2>&1; then
+		cat "$tmp/baseline"
+		result ok "kmemleak baseline taken"
+	else
+		cat "$tmp/baseline"
+		result fail "kmemleak baseline taken"
+	fi
 fi
 
 if load_module >"$tmp/load" 2>&1; then

@@ -27,8 +27,9 @@ poweroff_now() {
 trap 'log "error at line $LINENO"; poweroff_now' ERR
 set -E
 
-# GPUCTL_ROOT, GPUCTL_KREL, GPUCTL_KO, GPUCTL_TOPOLOGY, GPUCTL_INTERACTIVE
-# and the command, GPUCTL_CMD (an array), written by run.sh.
+# GPUCTL_ROOT, GPUCTL_KREL, GPUCTL_KROOT, GPUCTL_KO, GPUCTL_TOPOLOGY,
+# GPUCTL_INTERACTIVE and the command, GPUCTL_CMD (an array), written by
+# run.sh.
 # shellcheck source=/dev/null
 . "$out/guest.env"
 
@@ -45,6 +46,16 @@ mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp
 mkdir -p "$GPUCTL_ROOT"
 mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose \
 	gpuctl_project "$GPUCTL_ROOT"
+# A kernel that is not installed on the host (run.sh --kernel-root) brings
+# its modules and config from its own tree: the host's /lib/modules and
+# /boot are hidden, they are no use to this kernel, and modprobe and the
+# selftests' config check look there.
+if [ -n "${GPUCTL_KROOT:-}" ]; then
+	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs /lib/modules
+	ln -s "$GPUCTL_KROOT/lib/modules/$GPUCTL_KREL" "/lib/modules/$GPUCTL_KREL"
+	mount -t tmpfs -o mode=755,nosuid,nodev tmpfs /boot
+	ln -s "$GPUCTL_KROOT/boot/"*"-$GPUCTL_KREL" /boot/
+fi
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 mount -t configfs configfs /sys/kernel/config 2>/dev/null || true

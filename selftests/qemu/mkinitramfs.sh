@@ -4,8 +4,10 @@
 # Build the tiny initramfs the QEMU runner boots with: static busybox, the
 # modules needed to mount the host root over virtio-9p, and initramfs-init.
 #
-#   mkinitramfs.sh REL OUTDIR
+#   mkinitramfs.sh REL OUTDIR [KROOT]
 #
+# KROOT, when given, holds the kernel's boot/ and lib/modules/ (run.sh
+# --kernel-root) in place of the host's /boot and /lib/modules.
 # Prints the path of the cpio archive. The archive is cached in OUTDIR and
 # rebuilt only when an input (this script, the init, busybox, a module file)
 # changes, so parallel runs for different releases never share a file.
@@ -14,6 +16,7 @@ set -euo pipefail
 
 rel=$1
 outdir=$2
+kroot=${3:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 busybox=${BUSYBOX:-/bin/busybox}
 
@@ -24,8 +27,8 @@ wanted=(virtio_pci 9p 9pnet_virtio virtio_console)
 
 die() { echo "mkinitramfs.sh: $*" >&2; exit 1; }
 
-[ -f "/boot/vmlinuz-$rel" ] || die "no /boot/vmlinuz-$rel"
-[ -d "/lib/modules/$rel" ] || die "no /lib/modules/$rel"
+[ -f "$kroot/boot/vmlinuz-$rel" ] || die "no $kroot/boot/vmlinuz-$rel"
+[ -d "$kroot/lib/modules/$rel" ] || die "no $kroot/lib/modules/$rel"
 [ -x "$busybox" ] || die "no $busybox (install busybox-static)"
 if command -v file >/dev/null &&
    ! file -L "$busybox" | grep -q 'statically linked'; then
@@ -33,7 +36,9 @@ if command -v file >/dev/null &&
 fi
 
 # Module paths in load order, each once.
-mapfile -t mods < <(modprobe -S "$rel" -a --show-depends "${wanted[@]}" |
+modprobe=(modprobe -S "$rel")
+[ -n "$kroot" ] && modprobe+=(-d "$kroot")
+mapfile -t mods < <("${modprobe[@]}" -a --show-depends "${wanted[@]}" |
 		    awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 
 stamp=$( { sha256sum "$0" "$here/initramfs-init" "$busybox";

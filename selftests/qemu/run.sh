@@ -31,13 +31,19 @@ Boots /boot/vmlinuz-REL with the topology selftests/qemu/topologies/NAME and
 runs CMD as root in the guest, in $root. One CMD argument is a shell command
 line (run with bash -c); several are an argv. Prints CMD's stdout and stderr
 on stdout and stderr and exits with its status; fails if the kernel log has
-a warning, BUG, oops, KASAN or kmemleak report.
+a warning, BUG, oops, KASAN, lockdep, sleep-in-atomic or kmemleak report.
+
+With --kernel-root DIR, the kernel is DIR/boot/vmlinuz-REL, its modules
+DIR/lib/modules/REL and its config DIR/boot/config-REL (a kernel that is not
+installed, such as make check-debug's); the guest sees them at /lib/modules
+and /boot.
 
 With --initrd, boots FILE (an initramfs of the caller's) instead of the
 runner's, without CMD: one boot, which ends when the guest powers off (or at
 --timeout); its output is the console log (--keep-log).
 
 options:
+  --kernel-root DIR  the kernel's /boot and /lib/modules are under DIR
   --interactive      after CMD, a shell on the guest console (needs a TTY)
   --keep-log FILE    copy the guest console log (the full kernel log) to FILE
   --out DIR          keep the run directory (GPUCTL_OUT is DIR/share)
@@ -55,6 +61,7 @@ EOF
 die() { echo "$me: $*" >&2; exit 2; }
 
 rel=
+kroot=
 topology=
 interactive=0
 keep_log=
@@ -69,6 +76,7 @@ initrd=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) rel=$2; shift 2 ;;
+	--kernel-root) kroot=$(cd "$2" && pwd); shift 2 ;;
 	--topology) topology=$2; shift 2 ;;
 	--interactive) interactive=1; shift ;;
 	--keep-log) keep_log=$2; shift 2 ;;
@@ -93,7 +101,11 @@ if [ -z "$rel" ] || [ -z "$topology" ] ||
 	usage >&2
 	exit 2
 fi
-kernel=/boot/vmlinuz-$rel
+# The guest mounts tmpfs over these, which would hide the kernel's tree.
+case $kroot/ in
+/tmp/*|/var/tmp/*|/run/*) die "--kernel-root must not be under /tmp, /var/tmp or /run" ;;
+esac
+kernel=$kroot/boot/vmlinuz-$rel
 [ -r "$kernel" ] || die "cannot read $kernel"
 topo_file=$here/topologies/$topology
 [ -f "$topo_file" ] || die "no topology $topology in $here/topologies"
@@ -118,7 +130,7 @@ if [ -n "$initrd" ]; then
 	[ -r "$initrd" ] || die "cannot read $initrd"
 	initramfs=$initrd
 else
-	initramfs=$("$here/mkinitramfs.sh" "$rel" "$root/build/qemu/$rel")
+	initramfs=$("$here/mkinitramfs.sh" "$rel" "$root/build/qemu/$rel" "$kroot")
 fi
 
 if [ -n "$keep_out" ]; then
@@ -151,9 +163,16 @@ mkdir -p "$share"
 {
 	printf 'GPUCTL_ROOT=%q\n' "$root"
 	printf 'GPUCTL_KREL=%q\n' "$rel"
+	printf 'GPUCTL_KROOT=%q\n' "$kroot"
 	printf 'GPUCTL_KO=%q\n' "$root/build/$rel/gpuctl.ko"
 	printf 'GPUCTL_TOPOLOGY=%q\n' "$topology"
 	printf 'GPUCTL_INTERACTIVE=%q\n' "$interactive"
+	# The selftests' settings pass from the host's environment (make
+	# check, make check-debug) to the guest's.
+	for v in GPUCTL_TESTS GPUCTL_PROG_TIMEOUT GPUCTL_KMEMLEAK \
+		 GPUCTL_FUZZ_MESSAGES GPUCTL_STRESS_SECONDS; do
+		if [ -n "${!v+set}" ]; then printf 'export %s=%q\n' "$v" "${!v}"; fi
+	done
 	printf 'GPUCTL_CMD=('
 	printf '%q ' "${cmd[@]}"
 	printf ')\n'
@@ -331,9 +350,23 @@ fi
 
 # Kernel log check. Only kernel lines of the console (they carry the
 # printk timestamp) are scanned, so firmware and command output never match.
-bad='WARNING:|BUG:|Oops|KASAN|kmemleak|general protection|Call Trace|RIP:'
+# Lockdep's and might_sleep()'s reports start with WARNING: or BUG:, and
+# their names are listed too, for a reader of this list. kmemleak's own
+# notices (initialized, thread started) are not reports. Its suspects from
+# before the tests began, shown by selftests/run_tests.sh with
+# GPUCTL_KMEMLEAK=1, are not the tests': that script marks where its scans
+# begin.
+bad='WARNING:|BUG:|Oops|KASAN|general protection|Call Trace|RIP:'
+bad+='|kernel BUG at|Kernel panic|possible circular locking'
+bad+='|inconsistent lock state|possible recursive locking'
+bad+='|sleeping function called from invalid context|DEBUG_LOCKS_WARN_ON'
+bad+='|ODEBUG:|UBSAN:'
+bad+='|kmemleak: .*(suspected memory leaks|disabled|empty|[Cc]annot|[Ff]ailed)'
+kmemleak_mark='gpuctl-selftests: kmemleak baseline taken'
 scan() {
 	grep -E '^(<[0-9]+>)?\[ *[0-9]+\.[0-9]+\]' "$2" 2>/dev/null |
+		awk -v mark="$kmemleak_mark" \
+			'index($0, mark) { tests = 1 } tests || !/suspected memory leaks/' |
 		grep -E "$bad" | head -n 5 | sed "s|^|$me: $1 on $rel: |" >&2
 	return 0
 }

@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-debug: the whole guest suite on a debug kernel (KASAN, lockdep,
+# kmemleak, might_sleep and debug objects), the gate before a kernel-side
+# change is called done. Installs what it needs, builds the kernel once
+# (scripts/debug-kernel.sh; cached under /var/cache/gpuctl), builds gpuctl.ko
+# against it, then boots it in QEMU on each topology and runs
+# selftests/run_tests.sh with a kmemleak scan after every program
+# (GPUCTL_KMEMLEAK=1). Any kernel report in the log fails the run
+# (selftests/qemu/run.sh), and the report is printed. Prints KTAP and ends
+# with one line "N passed, N failed, N skipped".
+#
+# Settings (environment):
+#   GPUCTL_TOPOLOGIES      default "full noiommu"
+#   GPUCTL_TESTS           only the programs named (selftests/run_tests.sh)
+#   GPUCTL_DEBUG_TIMEOUT   seconds for one topology's whole run, default 14400
+#   GPUCTL_PROG_TIMEOUT    seconds for one program, default 3600
+#   GPUCTL_FUZZ_MESSAGES   messages the fuzzer sends, default 1000000
+#   GPUCTL_STRESS_SECONDS  how long each stress program loops, default 60
+
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+out=build/check-debug
+mkdir -p "$out"
+
+scripts/install-deps.sh debug || exit 1
+
+topologies=${GPUCTL_TOPOLOGIES:-full noiommu}
+# Under TCG this kernel runs the suite several times slower than a stock
+# one (KASAN checks every access, lockdep every lock, kmemleak scans after
+# every program), hence the long timeouts.
+timeout=${GPUCTL_DEBUG_TIMEOUT:-14400}
+export GPUCTL_PROG_TIMEOUT=${GPUCTL_PROG_TIMEOUT:-3600}
+export GPUCTL_KMEMLEAK=1
+export GPUCTL_FUZZ_MESSAGES=${GPUCTL_FUZZ_MESSAGES:-1000000}
+export GPUCTL_STRESS_SECONDS=${GPUCTL_STRESS_SECONDS:-60}
+
+pass=0 fail=0 skip=0 n=0
+
+result() {	# result ok|fail DESCRIPTION
+	n=$((n + 1))
+	case $1 in
+	ok) pass=$((pass + 1)); echo "ok $n $2" ;;
+	*) fail=$((fail + 1)); echo "not ok $n $2" ;;
+	esac
+}
+
+finish() {
+	echo "1..$n"
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+	exit
+}
+
+# Each report in a console log, from its first line, so that the report
+# itself is read, not only run.sh's one-line summary of it.
+print_reports() {	# CONSOLE_LOG
+	awk '
+	/cut here|====================|BUG:|WARNING:|kmemleak: .*suspected|Oops/ && !left {
+		left = 60; reports++
+		if (reports > 10) exit
+	}
+	left > 0 { print "# " $0; left-- }' "$1"
+}
+
+echo "TAP version 13"
+echo "# gpuctl make check-debug: topologies: $topologies"
+
+start=$SECONDS
+if kdir=$(scripts/debug-kernel.sh 2>"$out/kernel.log"); then
+	rel=$(cat "$kdir/release")
+	took=$((SECONDS - start))
+	if grep -q 'built in' "$out/kernel.log"; then
+		echo "# debug kernel $rel built in $took s: $kdir"
+	else
+		echo "# debug kernel $rel cached ($took s): $kdir"
+	fi
+	result ok "debug kernel built"
+else
+	sed 's/^/# /' "$out/kernel.log"
+	result fail "debug kernel built"
+	finish
+fi
+
+make -s ksrc >"$out/ksrc.log" 2>&1 || { cat "$out/ksrc.log"; exit 1; }
+build() {	# build DESCRIPTION LOG CMD...: stops the run when it fails
+	local desc=$1 log=$2
+	shift 2
+	if "$@" >"$log" 2>&1; then
+		result ok "$desc"
+	else
+		sed 's/^/# /' "$log" | tail -n 40
+		result fail "$desc"
+		finish
+	fi
+}
+build "module builds for $rel" "$out/module.log" \
+	env KDIR="$kdir/linux" scripts/build-module.sh "$rel"
+build "tool builds" "$out/tools.log" make -s tools
+build "selftests build" "$out/selftests.log" make -s selftests
+
+for t in $topologies; do
+	log=$out/$t.log
+	echo "# $rel $t: booting"
+	start=$SECONDS
+	selftests/qemu/run.sh --kernel "$rel" --kernel-root "$kdir/root" \
+		--topology "$t" --timeout "$timeout" --boot-timeout 900 \
+		--keep-log "$out/$t.console" \
+		-- selftests/run_tests.sh "$t" >"$log" 2>"$log.err"
+	rc=$?
+	sed 's/^/    /' "$log"
+	read -r p f s < <(scripts/ktap-count.sh "$log")
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	echo "# $rel $t: $p passed, $f failed, $s skipped in $((SECONDS - start)) s"
+	if [ $rc -eq 0 ]; then
+		result ok "$rel $t: guest ran the suite, kernel log clean"
+	else
+		sed 's/^/# /' "$log.err" | tail -n 30
+		print_reports "$out/$t.console"
+		result fail "$rel $t: guest run (exit $rc; console log $out/$t.console)"
+	fi
+done
+
+finish
