@@ -187,9 +187,27 @@ static bool rule_has_dev(const struct nlc_rule *r, const char *addr)
 	return false;
 }
 
+/*
+ * A host driver that fails its probe (vmwgfx on 6.12 says "no pitchlock")
+ * shows in sysfs as bound while the probe runs, which takes seconds under
+ * TCG; an earlier test's rule-del starts such probes. Wait for one to end.
+ */
+static const struct nlc_dev *settle_free_gpu(struct model *m)
+{
+	long deadline = tl_now_ms() + 30000;
+	const struct nlc_dev *gpu;
+
+	while (!(gpu = pick_free_gpu(m)) && tl_now_ms() < deadline) {
+		usleep(200000);
+		if (model_load(m))
+			return NULL;
+	}
+	return gpu;
+}
+
 TEST_F_TIMEOUT(rsv, round_trip, 180)
 {
-	const struct nlc_dev *gpu = pick_free_gpu(&self->m);
+	const struct nlc_dev *gpu = settle_free_gpu(&self->m);
 	char addr[NLC_ADDR_LEN], s[NLC_NAME_LEN];
 	struct nlc_rule r, got, *rules;
 	struct nlc_dev d;
