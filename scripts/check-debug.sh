@@ -112,7 +112,7 @@ for t in $topologies; do
 		-- selftests/run_tests.sh "$t" >"$log" 2>"$log.err"
 	rc=$?
 	sed 's/^/    /' "$log"
-	read -r p f s < <(scripts/ktap-count.sh "$log")
+	read -r p f s _ < <(scripts/ktap-count.sh "$log")
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	echo "# $rel $t: $p passed, $f failed, $s skipped in $((SECONDS - start)) s"
 	if [ $rc -eq 0 ]; then

@@ -177,7 +177,7 @@ close, and the end of the detach-on-stop allocation:"
 printf '%s# gpuctl monitor &%s\n' "$B" "$N"
 gpuctl monitor >"$T/mon" 2>"$T/mon.err" &
 MON_PID=$!
-wait_subscribed "$MON_PID" "$(monitor_group_id)" || fail "gpuctl monitor did not start"
+wait_subscribed "$MON_PID" "$(monitor_group_id ledger)" || fail "gpuctl monitor did not start"
 tail -n +1 -f --pid="$MON_PID" "$T/mon" &
 printf '%s# echo quit | qmp%s\n' "$B" "$N"
 printf '{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n' |

@@ -57,10 +57,10 @@ ktap_info() {
 }
 
 # ktap_run_stage "desc" CMD [ARGS...]: runs CMD with its output turned into
-# diagnostics and reports it as one test; exit status 4 (KSFT_SKIP) is a
-# skip. Returns CMD's status.
+# diagnostics and reports it as one test, after a line with the seconds it
+# took; exit status 4 (KSFT_SKIP) is a skip. Returns CMD's status.
 ktap_run_stage() {
-	local desc=$1 rc=0 log
+	local desc=$1 rc=0 log t0=$SECONDS
 	shift
 	# Through a file, not a pipe: a background job the stage leaves running
 	# would hold a pipe open and hang the reader.
@@ -68,6 +68,7 @@ ktap_run_stage() {
 	"$@" >"$log" 2>&1 || rc=$?
 	sed 's/^/# /' "$log"
 	rm -f "$log"
+	echo "# $((SECONDS - t0)) s"
 	case $rc in
 	0) ktap_ok "$desc" ;;
 	4) ktap_skip "$desc" ;;
@@ -134,23 +135,31 @@ json_check() {
 }
 
 # cmd_fails REGEX CMD [ARGS...]: CMD fails, and what it printed (stdout and
-# stderr) matches the extended REGEX, the errno or message expected. A
-# negative test that took any failure would pass on the wrong error, or
-# with the module not loaded at all.
+# stderr, left in CMD_OUT for further checks) matches the extended REGEX,
+# the errno or message expected. A negative test that took any failure
+# would pass on the wrong error, or with the module not loaded at all.
+CMD_OUT=
 cmd_fails() {
-	local want=$1 out rc=0
+	local want=$1 rc=0
 
 	shift
-	out=$("$@" 2>&1) || rc=$?
-	printf '%s\n' "$out"
+	CMD_OUT=$("$@" 2>&1) || rc=$?
+	printf '%s\n' "$CMD_OUT"
 	if [ "$rc" = 0 ]; then
 		echo "succeeded, expected a failure: $*"
 		return 1
 	fi
-	if ! grep -q -E -e "$want" <<<"$out"; then
+	if ! grep -q -E -e "$want" <<<"$CMD_OUT"; then
 		echo "failed (exit $rc) without '$want': $*"
 		return 1
 	fi
+}
+
+# out_has REGEX: the output cmd_fails kept matches the extended REGEX too.
+out_has() {
+	grep -q -E -e "$1" <<<"$CMD_OUT" && return 0
+	echo "no '$1' in that output"
+	return 1
 }
 
 # ------------------------------------------------------------- writes --
@@ -196,12 +205,12 @@ gpuctl_unload() {
 # ------------------------------------------------------------ waiting --
 
 # wait_for SECONDS CMD [ARGS...]: runs CMD every 0.1 s until it succeeds;
-# fails after SECONDS.
+# fails after SECONDS. The clock is bash's own: no fork per round.
 wait_for() {
-	local deadline=$(($(date +%s%N) / 1000000 + $1 * 1000))
+	local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
 	shift
 	until "$@"; do
-		if [ $(($(date +%s%N) / 1000000)) -ge $deadline ]; then
+		if [ "${EPOCHREALTIME/./}" -ge "$deadline" ]; then
 			echo "# timeout waiting for: $*" >&2
 			return 1
 		fi
@@ -218,8 +227,14 @@ wait_for_no_path() {
 	wait_for "$1" test ! -e "$2"
 }
 
+# Without a fork (it runs in polling loops): the driver link of the device
+# is the driver's own directory, or absent for "".
 _driver_is() {
-	[ "$(basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)")" = "$2" ]
+	if [ -z "$2" ]; then
+		[ ! -e "/sys/bus/pci/devices/$1/driver" ]
+	else
+		[ "/sys/bus/pci/devices/$1/driver" -ef "/sys/bus/pci/drivers/$2" ]
+	fi
 }
 
 # wait_for_driver SECONDS DDDD:BB:DD.F DRIVER: the device is bound to DRIVER.
@@ -304,18 +319,126 @@ qmp_device_del() {
 	return $rc
 }
 
+# ---------------------------------------------------------------- YNL --
+
+# The kernel's YNL CLI (tools/net/ynl/cli.py of linux-source-6.12), a
+# client driven by the spec alone that shares no code with gpuctl.
+YNL_DIR=$GPUCTL_ROOT/build/linux-source-6.12/tools/net/ynl
+YNL_SPECS=$GPUCTL_ROOT/build/linux-source-6.12/Documentation/netlink/specs
+GPUCTL_SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
+
+# Starting Python takes seconds under TCG, so the CLI runs in one Python
+# process per test: it reads each request (NUL-separated: an id, the
+# arguments, an empty one at the end), runs the CLI's own main() as if
+# started with those arguments, and prints \x1d and the id, the CLI's
+# output, then \x1e, the id and its exit status. The id lets a request
+# skip what an earlier reader left unread. The process ends with the
+# test's shell (PR_SET_PDEATHSIG).
+YNL_SERVER='
+import ctypes, os, signal, sys, traceback
+ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+import cli
+# The CLI ends an error with exit(), which closes sys.stdin: requests come
+# in on a descriptor of their own.
+requests = os.fdopen(os.dup(0), "rb", buffering=0)
+sys.stdin = open(os.devnull)
+sys.stderr = sys.stdout
+buf, args = b"", []
+while True:
+    chunk = requests.read(65536)
+    if not chunk:
+        break
+    buf += chunk
+    while b"\0" in buf:
+        item, buf = buf.split(b"\0", 1)
+        if item:
+            args.append(item.decode())
+            continue
+        rid, sys.argv, args = args[0], ["cli.py"] + args[1:], []
+        print("\x1d" + rid, flush=True)
+        try:
+            cli.main()
+            rc = 0
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else int(e.code is not None)
+        except Exception:
+            traceback.print_exc()
+            rc = 1
+        print("\x1e%s %d" % (rid, rc), flush=True)
+'
+YNLP_PID=
+
+# ynl_start: starts that process, unless it runs already. Only the test's
+# own shell can: one started in a subshell ($(...), a pipeline) would end
+# with it. Disowned, so that a "wait" for the test's background jobs does
+# not wait for it.
+ynl_start() {
+	[ "$BASHPID" = "$$" ] || return 0
+	[ -n "$YNLP_PID" ] && kill -0 "$YNLP_PID" 2>/dev/null && return 0
+	coproc YNLP { PYTHONPATH=$YNL_DIR exec /usr/bin/python3 -u -c "$YNL_SERVER" 2>&1; }
+	disown "$YNLP_PID"
+}
+
+# ynl_cli ARGS...: the CLI with ARGS; its output and exit status. Through
+# /proc/$$/fd, as bash closes the coprocess's descriptors in subshells,
+# and a check is often a pipeline. Without the process of ynl_start, a
+# Python of its own.
+ynl_cli() {
+	local line id=$BASHPID.$RANDOM.$RANDOM mine=0
+	local to=/proc/$$/fd/${YNLP[1]:-} from=/proc/$$/fd/${YNLP[0]:-}
+
+	if [ -z "$YNLP_PID" ] || ! kill -0 "$YNLP_PID" 2>/dev/null; then
+		PYTHONPATH=$YNL_DIR /usr/bin/python3 "$YNL_DIR/cli.py" "$@"
+		return
+	fi
+	{ printf '%s\0' "$id" "$@" && printf '\0'; } >"$to" || return 1
+	while IFS= read -r -t 300 line; do
+		case $line in
+		$'\x1d'"$id") mine=1 ;;
+		$'\x1e'"$id "*) return "${line##* }" ;;
+		*) [ "$mine" = 1 ] && printf '%s\n' "$line" ;;
+		esac
+	done <"$from"
+	echo "ynl_cli: no answer to: $*"
+	return 1
+}
+
+# ynl ARGS...: the CLI on the gpuctl family, JSON out (--do OP --json ...,
+# --dump OP, --multi OP JSON ...).
+ynl() {
+	ynl_cli --spec "$GPUCTL_SPEC" --no-schema --output-json "$@"
+}
+
+# ynl_fails OP JSON: the kernel refuses the do request OP; its error, which
+# the caller checks for the errno and extack it expects, is printed and
+# left in $TMP/err.
+ynl_fails() {
+	if ynl --do "$1" --json "$2" >"$TMP/err" 2>&1; then
+		cat "$TMP/err"
+		return 1
+	fi
+	cat "$TMP/err"
+	grep -q '^Netlink error: ' "$TMP/err"
+}
+
 # ------------------------------------------------------------ monitor --
 
-# The id of the gpuctl "monitor" multicast group, from the kernel's nlctrl.
 # The id of one of gpuctl's multicast groups: "ledger" (the default) is the
 # one root's listeners join (gpuctl monitor, gpuctl-nl monitor), "monitor"
 # the one everybody else gets.
 monitor_group_id() {	# [NAME]
-	/usr/bin/python3 "$GPUCTL_ROOT/build/linux-source-6.12/tools/net/ynl/cli.py" \
-		--spec "$GPUCTL_ROOT/build/linux-source-6.12/Documentation/netlink/specs/nlctrl.yaml" \
-		--do getfamily --json '{"family-name": "gpuctl"}' --output-json |
-		jq -r --arg name "${1:-ledger}" '.["mcast-groups"][] | to_entries[].value |
-			select(.name == $name) | .id'
+	ynl_cli --spec "$YNL_SPECS/nlctrl.yaml" --do getfamily \
+		--json '{"family-name": "gpuctl"}' --output-json |
+		jq -r --arg name "${1:-ledger}" '.["mcast-groups"][] |
+			to_entries[].value | select(.name == $name) | .id'
+}
+
+# wait_monitor_subscribed PID: PID joined gpuctl's "ledger" group, as root's
+# gpuctl monitor and gpuctl-nl monitor do. In the
+# test's own shell, where it starts the YNL process for later calls.
+wait_monitor_subscribed() {
+	ynl_start
+	wait_subscribed "$1" "$(monitor_group_id ledger)"
 }
 
 # Wait until process PID has a netlink socket that joined group GID.
@@ -454,6 +577,20 @@ nl_dev_lacks() {
 	esac
 }
 
+# nl_group_has GROUP 'key=value'...: gpuctl-nl group-get shows every pair.
+nl_group_has() {
+	local g=$1 kv line
+	shift
+
+	line=$(gpuctl-nl group-get "$g") || return 1
+	for kv in "$@"; do
+		case " $line " in
+		*" $kv "*) ;;
+		*) echo "group $g: no $kv in: $line"; return 1 ;;
+		esac
+	done
+}
+
 nl_dev_reason() {	# ADDR: its state_reason, the rest of the line
 	gpuctl-nl dev-get "$1" | sed -n 's/.* state_reason=//p'
 }
@@ -476,7 +613,7 @@ pci_group_of() {	# ADDR: its IOMMU group number
 nlmon_start() {
 	gpuctl-nl monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id ledger)" && return 0
+	wait_monitor_subscribed "$MON_PID" && return 0
 	kill "$MON_PID"
 	MON_PID=
 	return 1
@@ -500,9 +637,11 @@ nlmon_since_mark() {
 	tail -n +$((MARK + 1)) "$TMP/mon"
 }
 
-# nlmon_seen REGEX: a monitor line after the mark matches (grep -E) now.
+# nlmon_seen REGEX: a monitor line after the mark matches the extended
+# REGEX now. One awk, as it runs in polling loops.
 nlmon_seen() {
-	grep -q -E -e "$1" < <(nlmon_since_mark)
+	NLMON_RE=$1 awk -v m="$MARK" 'NR > m && $0 ~ ENVIRON["NLMON_RE"] { f = 1; exit }
+		END { exit !f }' "$TMP/mon"
 }
 
 # nlmon_wait REGEX: a monitor line after the mark matches (grep -E), 20 s.

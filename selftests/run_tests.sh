@@ -2,41 +2,113 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest-side driver: runs every selftest meant for TOPOLOGY and prints KTAP.
-# Usage: selftests/run_tests.sh TOPOLOGY
+# Usage: selftests/run_tests.sh [--no-load | --minimum] TOPOLOGY
 # GPUCTL_TESTS="inventory test_tool.sh ..." runs only the programs named.
 # GPUCTL_PROG_TIMEOUT=SECONDS overrides the per-program timeout of
 # selftests/settings (make check-debug: its kernel is many times slower).
 # GPUCTL_KMEMLEAK=1 (make check-debug; needs a kernel with kmemleak) takes
 # a baseline of the boot's leak suspects, then scans after every program
 # and fails the program that leaked, printing kmemleak's report.
+# --no-load (or GPUCTL_SKIP_LOAD=1) never loads the module, with GPUCTL_KO
+# pointing nowhere: every program must then fail, which shows the tests
+# cannot pass without gpuctl. --minimum runs nothing and prints the least
+# number of results a run on TOPOLOGY must report (make check counts what
+# a guest that died did not report as failed).
 #
 # Output: one top-level line per step or program ("ok N name",
-# "not ok N name", "ok N name # SKIP reason"); each program's own TAP is
-# nested under it, indented by four spaces. Counting the indented result
-# lines gives the individual test cases; a program with none of its own
-# counts as one. Exits 1 when anything failed.
+# "not ok N name # why"); each program's own TAP is nested under it,
+# indented by four spaces. Counting the indented result lines gives the
+# individual test cases. A program fails when it exits non-zero, times
+# out, reports fewer results than its plan or than its minimum below, or
+# skips every case; each result it did not report is added as a nested
+# "not ok", so that the cases it lost count as failed. Exits 1 when
+# anything failed.
 
 set -u
 
 dir=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$dir/.." && pwd)
+minimum_only=0
+case ${1:-} in
+--no-load) export GPUCTL_SKIP_LOAD=1; shift ;;
+--minimum) minimum_only=1; shift ;;
+esac
 topo=${1:-${GPUCTL_TOPOLOGY:-}}
 bin=$dir/bin
+if [ "${GPUCTL_SKIP_LOAD:-0}" = 1 ]; then
+	# lifecycle and test_lifecycle.sh insmod the module themselves
+	GPUCTL_KO=/nonexistent/gpuctl.ko
+fi
 ko=${GPUCTL_KO:-$top/build/$(uname -r)/gpuctl.ko}
 export GPUCTL_KO=$ko
 export PATH=$bin:$top/tools/gpuctl:$PATH
 
 if [ -z "$topo" ]; then
-	echo "usage: $0 TOPOLOGY" >&2
+	echo "usage: $0 [--no-load | --minimum] TOPOLOGY" >&2
 	exit 1
 fi
 
-# C programs and the topologies they run on; lifecycle unloads the module,
-# so it goes last.
-c_tests_early="inventory:full,noiommu errors:full,noiommu events:full,noiommu
-	dump_race:full,noiommu hotplug:full,noiommu reserve:full,noiommu alloc:full
-	alloc_stress:full"
-c_tests_late="lifecycle:full,noiommu"
+# Which programs run on "noiommu": only those whose results depend on
+# the IOMMU, since a program that checks the same thing on both topologies
+# doubles its cost and tests nothing new. Each program's topologies are
+# below (C programs) or in its "# topology:" line (shell tests); the
+# reasons:
+#   both      inventory (the inventory without groups, against sysfs),
+#             hotplug (a hot-added GPU that gets no group), lifecycle (the
+#             objects created and destroyed without groups)
+#   noiommu   test_noiommu.sh (the tool and YNL without groups),
+#             test_reserve_noiommu.sh (take without an IOMMU: blocked)
+#   full      the rest. Their noiommu runs checked nothing that the five
+#             above do not: errors, events, dump_race, test_ynl.sh and
+#             test_tool.sh ask the same of a device with or without a
+#             group; test_hotplug.sh's HDA gets a group of its own on
+#             full too; test_lifecycle.sh repeats lifecycle through the
+#             tool; reservations, allocations and VFIO need an IOMMU.
+
+# C programs in the order they run: name, the topologies it runs on, and
+# the least number of results (test cases) it must report. lifecycle
+# unloads the module, so it goes last, after the shell tests. One line per
+# program, to keep additions apart.
+c_programs="
+inventory	full,noiommu	8
+errors		full		13
+events		full		3
+dump_race	full		3
+hotplug		full,noiommu	1
+reserve		full		7
+alloc		full		12
+alloc_stress	full		1
+lifecycle	full,noiommu	3
+"
+c_late="lifecycle"
+
+# Shell tests: the least number of results each must report. A test
+# without a line here or without its "# topology:" line fails.
+shell_minimum="
+test_alloc_hotplug.sh	11
+test_golden.sh		7
+test_hotplug.sh		7
+test_lifecycle.sh	7
+test_noiommu.sh		9
+test_privilege.sh	10
+test_qemu_guest.sh	9
+test_reserve.sh		11
+test_reserve_groups.sh	7
+test_reserve_noiommu.sh	3
+test_tool.sh		21
+test_tool_alloc.sh	25
+test_tool_reserve.sh	17
+test_vfio_adopt.sh	6
+test_vfio_enforce.sh	7
+test_vfio_track.sh	9
+test_vfio_watch.sh	10
+test_ynl.sh		18
+test_ynl_alloc.sh	8
+"
+# Shell tests that change the topology for the rest of the boot go last:
+# test_golden.sh removes and rescans the HDA 07:00.1, which comes back in
+# an IOMMU group of its own, no longer its GPU's companion.
+shell_late="test_golden.sh"
 
 prog_timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
 prog_timeout=${GPUCTL_PROG_TIMEOUT:-${prog_timeout:-300}}
@@ -59,11 +131,11 @@ wanted() {	# wanted NAME: not filtered out by GPUCTL_TESTS
 	[ -z "${GPUCTL_TESTS:-}" ] || listed "$GPUCTL_TESTS" "$1"
 }
 
-selected() {	# selected NAME:TOPOLOGIES, for this topology and not filtered
-	listed "${1#*:}" "$topo" && wanted "${1%%:*}"
+selected() {	# selected TOPOLOGIES NAME: NAME runs on this topology
+	listed "$1" "$topo" && wanted "$2"
 }
 
-listed() {	# listed "a,b c" TOPOLOGY
+listed() {	# listed "a,b c" WORD
 	case " ${1//,/ } " in
 	*" $2 "*) return 0 ;;
 	*) return 1 ;;
@@ -91,6 +163,10 @@ check_config() {
 }
 
 load_module() {
+	if [ "${GPUCTL_SKIP_LOAD:-0}" = 1 ]; then
+		echo "# GPUCTL_SKIP_LOAD: gpuctl not loaded"
+		return 1
+	fi
 	[ -d /sys/module/gpuctl ] && return 0
 	if [ ! -f "$ko" ]; then
 		echo "# $ko missing (make modules-all)"
@@ -131,15 +207,31 @@ kmemleak_baseline() {
 	echo "gpuctl-selftests: kmemleak baseline taken" >/dev/kmsg
 }
 
-# run_prog NAME CMD...: one program, its TAP nested under one result line.
+# The results a program reported, from its own KTAP at its top level:
+# "PLAN RESULTS PASSED SKIPPED", PLAN empty when it printed none.
+ktap_counts() {	# LOG
+	awk '
+	/^1\.\.[0-9]+/ && plan == "" { plan = substr($1, 4) }
+	/^(not )?ok [0-9]+/ {
+		res++
+		if ($0 ~ /^not ok/) next
+		if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) skip++; else pass++
+	}
+	END { printf "%s %d %d %d\n", plan == "" ? "-" : plan, res, pass, skip }' "$1"
+}
+
+# run_prog NAME MINIMUM CMD...: one program, its TAP nested under one
+# result line, judged by its exit status and by the results it reported.
 run_prog() {
-	local name=$1 log=$tmp/out rc start leaks=
-	shift
+	local name=$1 min=$2 log=$tmp/out rc start plan res pass skip want why='' i leaks=
+	shift 2
 	start=$(date +%s)
 	timeout -k 10 "$prog_timeout" "$@" >"$log" 2>&1 </dev/null
 	rc=$?
 	sed 's/^/    /' "$log"
-	echo "# $name: exit $rc in $(($(date +%s) - start)) s"
+	read -r plan res pass skip < <(ktap_counts "$log")
+	echo "# $name: exit $rc in $(($(date +%s) - start)) s, $res results" \
+	     "($pass passed, $skip skipped), plan ${plan/-/none}, at least $min"
 	if [ "${GPUCTL_KMEMLEAK:-0}" = 1 ]; then
 		if ! kmemleak_scan "$tmp/leaks"; then
 			leaks="kmemleak scan failed"
@@ -148,17 +240,36 @@ run_prog() {
 			sed 's/^/# /' "$tmp/leaks"
 		fi
 	fi
-	if [ -n "$leaks" ]; then
-		[ "$rc" = 124 ] && leaks="TIMEOUT, $leaks"
-		result fail "$name" "$leaks"
-		return
+	want=$min
+	[ "$plan" != - ] && [ "$plan" -gt "$want" ] && want=$plan
+	if [ "$res" -lt "$want" ]; then
+		# the cases it never reported failed too
+		for i in $(seq $((res + 1)) "$want"); do
+			echo "    not ok $i missing: $name reported $res of $want results"
+		done
 	fi
-	case $rc in
-	0) result ok "$name" ;;
-	4) result skip "$name" "$(grep -m1 -o 'SKIP.*' "$log" | sed 's/^SKIP *//')" ;;
-	124) result fail "$name" TIMEOUT ;;
-	*) result fail "$name" ;;
-	esac
+	if [ "$rc" = 124 ]; then
+		why=TIMEOUT
+	elif [ -n "$leaks" ]; then
+		why=$leaks
+	elif [ "$rc" != 0 ]; then
+		why="exit $rc"
+	elif [ "$plan" = - ]; then
+		why="no plan"
+	elif [ "$res" -lt "$want" ]; then
+		why="$res of $want results"
+	elif [ "$res" != "$plan" ]; then
+		why="$res results for a plan of $plan"
+	elif [ "$skip" -eq "$res" ]; then
+		why="every case skipped"
+	fi
+	if [ -n "$why" ]; then
+		[ "$rc" = 124 ] && [ -n "$leaks" ] && why="$why, $leaks"
+		[ "$rc" = 4 ] && why="$why (every case skipped)"
+		result fail "$name" "$why"
+	else
+		result ok "$name"
+	fi
 }
 
 # The "# topology: a b" line among a shell test's first lines.
@@ -166,35 +277,65 @@ shell_topologies() {
 	sed -n '1,10{s/^# topology: *//p}' "$1" | head -n1
 }
 
-plan=2
-[ "${GPUCTL_KMEMLEAK:-0}" = 1 ] && plan=$((plan + 1))
-for t in $c_tests_early $c_tests_late; do
-	if selected "$t"; then
-		plan=$((plan + 1))
-	fi
-done
-# Shell tests that change the topology for the rest of the boot go last:
-# test_golden.sh removes and rescans the HDA 07:00.1, which comes back in
-# an IOMMU group of its own, no longer its GPU's companion.
-shell_late="test_golden.sh"
-shell_tests=
-late_tests=
-for f in "$dir"/test_*.sh; do
-	if [ ! -f "$f" ] || ! wanted "$(basename "$f")"; then
-		continue
-	fi
-	if listed "$shell_late" "$(basename "$f")"; then
-		late_tests="$late_tests $f"
-	else
-		shell_tests="$shell_tests $f"
-	fi
-	plan=$((plan + 1))
-done
-shell_tests="$shell_tests$late_tests"
+minimum_of() {	# NAME: its line in shell_minimum, empty when none
+	awk -v n="$1" '$1 == n { print $2 }' <<<"$shell_minimum"
+}
+
+# What runs here, in order: C programs, shell tests (the late ones last),
+# then the late C programs. Each line "c NAME MIN" or "sh FILE MIN" or
+# "bad NAME REASON".
+plan_runs() {
+	local name topos min f late=()
+
+	while read -r name topos min; do
+		[ -n "$name" ] || continue
+		selected "$topos" "$name" || continue
+		listed "$c_late" "$name" && continue
+		echo "c $name $min"
+	done <<<"$c_programs"
+	for f in "$dir"/test_*.sh; do
+		name=${f##*/}
+		wanted "$name" || continue
+		topos=$(shell_topologies "$f")
+		min=$(minimum_of "$name")
+		if [ -z "$topos" ]; then
+			echo "bad $name no '# topology:' line"
+			continue
+		fi
+		listed "$topos" "$topo" || continue
+		if [ -z "$min" ]; then
+			echo "bad $name no minimum in run_tests.sh"
+		elif listed "$shell_late" "$name"; then
+			late+=("sh $f $min")
+		else
+			echo "sh $f $min"
+		fi
+	done
+	[ ${#late[@]} -eq 0 ] || printf '%s\n' "${late[@]}"
+	while read -r name topos min; do
+		[ -n "$name" ] || continue
+		selected "$topos" "$name" || continue
+		listed "$c_late" "$name" && echo "c $name $min"
+	done <<<"$c_programs"
+	# a name in GPUCTL_TESTS that is no program at all is a typo
+	for name in ${GPUCTL_TESTS:-}; do
+		[ -f "$dir/$name" ] || awk -v n="$name" '$1 == n { f = 1 } END { exit !f }' \
+			<<<"$c_programs" || echo "bad $name no such program"
+	done
+}
+
+plan_runs >"$tmp/runs"
+if [ "$minimum_only" = 1 ]; then
+	# the two steps, and each program's minimum (1 for one that fails)
+	awk '{ n += $1 == "bad" ? 1 : $3 } END { print n + 2 }' "$tmp/runs"
+	exit 0
+fi
 
 echo "TAP version 13"
 echo "# gpuctl selftests: kernel $(uname -r), topology $topo"
-echo "1..$plan"
+steps=2
+[ "${GPUCTL_KMEMLEAK:-0}" = 1 ] && steps=3
+echo "1..$((steps + $(wc -l <"$tmp/runs")))"
 
 if check_config >"$tmp/config" 2>&1; then
 	result ok "kernel config has every option of selftests/config"
@@ -217,39 +358,29 @@ if load_module >"$tmp/load" 2>&1; then
 	cat "$tmp/load"
 	result ok "module loaded"
 else
-	sed 's/^/# /' "$tmp/load"
+	cat "$tmp/load"
 	result fail "module loaded"
 fi
 
-for t in $c_tests_early; do
-	selected "$t" || continue
-	name=${t%%:*}
-	if [ -x "$bin/$name" ]; then
-		run_prog "$name" "$bin/$name"
-	else
-		result fail "$name" "not built (make -C selftests)"
-	fi
-done
-
-for f in $shell_tests; do
-	name=$(basename "$f")
-	topos=$(shell_topologies "$f")
-	if [ -z "$topos" ]; then
-		result skip "$name" "no '# topology:' line"
-	elif ! listed "$topos" "$topo"; then
-		result skip "$name" "not for topology $topo"
-	else
+while read -r kind what min; do
+	case $kind in
+	c)
+		if [ -x "$bin/$what" ]; then
+			load_module >/dev/null 2>&1
+			run_prog "$what" "$min" "$bin/$what"
+		else
+			result fail "$what" "not built (make -C selftests)"
+		fi
+		;;
+	sh)
 		load_module >/dev/null 2>&1
-		run_prog "$name" bash "$f"
-	fi
-done
-
-for t in $c_tests_late; do
-	selected "$t" || continue
-	name=${t%%:*}
-	load_module >/dev/null 2>&1
-	run_prog "$name" "$bin/$name"
-done
+		run_prog "${what##*/}" "$min" bash "$what"
+		;;
+	*)
+		result fail "$what" "$min"
+		;;
+	esac
+done <"$tmp/runs"
 
 echo "# Totals: pass:$passed fail:$failed skip:$skipped"
 [ "$failed" -eq 0 ]

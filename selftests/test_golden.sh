@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # topology: full
 #
-# Golden notifications. The kernel's YNL CLI, subscribed to "ledger",
-# records fixed scenarios; each capture, normalised with jq, must equal
-# selftests/json/NAME.json:
+# Golden notifications. The kernel's YNL code, subscribed to "ledger" the
+# way its CLI's --subscribe is, records fixed scenarios; each capture,
+# normalised with jq, must equal selftests/json/NAME.json:
 #   rebind-remove    unbind and bind the first bochs GPU, remove the HDA
 #                    companion;
 #   reserve-release  a rule for the GPU no driver binds (05:00.0) binds it
@@ -16,19 +16,18 @@
 # review when the topology or the ABI changes.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
-# optional insmod arguments.
-# shellcheck disable=SC2317,SC2119
+# optional insmod arguments; json_check's jq filters name jq variables in
+# single quotes.
+# shellcheck disable=SC2317,SC2119,SC2016
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
-KSRC=$GPUCTL_ROOT/build/linux-source-6.12
-YNL=$KSRC/tools/net/ynl
-SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
 JSON_DIR=$GPUCTL_ROOT/selftests/json
 SYS_PCI=/sys/bus/pci/devices
-# How long the CLI listens after it joined the group: the scenario must
-# end within it, also on a loaded host where TCG guests crawl.
-LISTEN=${GPUCTL_GOLDEN_LISTEN:-45}
+# The longest the listener waits for the scenario to end, also on a loaded
+# host where TCG guests crawl.
+LISTEN=${GPUCTL_GOLDEN_LISTEN:-90}
 TMP=$(mktemp -d /tmp/test_golden.XXXXXX)
 PIDS=()
 RESTORE=()
@@ -133,8 +132,11 @@ check_rescan_hda() {
 	local gpu=${HDA%.*}.0 tracked want=absent
 
 	write_to 1 /sys/bus/pci/rescan
-	wait_for_driver 30 "$HDA" snd_hda_intel || true
-	[ -e "$SYS_PCI/$HDA" ] || { echo "$HDA did not come back"; return 1; }
+	wait_for_path 30 "$SYS_PCI/$HDA" || { echo "$HDA did not come back"; return 1; }
+	# gpuctl decided when the device was added; its driver binding
+	# after that is the last event of the rescan
+	wait_for_driver 30 "$HDA" snd_hda_intel ||
+		{ echo "$HDA is back on '$(pci_driver_of "$HDA")', not snd_hda_intel"; return 1; }
 	if [ -n "$(group_of "$HDA")" ] && [ "$(group_of "$HDA")" = "$(group_of "$gpu")" ]; then
 		want=companion
 	fi
@@ -145,29 +147,64 @@ check_rescan_hda() {
 	[ "$tracked" = "$want" ]
 }
 
+# ynl_listen DONE: what "cli.py --subscribe ledger --sleep N --output-json"
+# does, with its own YnlFamily and JSON encoder, except that it stops
+# waiting once the file DONE exists (or after LISTEN seconds) instead of
+# always sleeping the longest a scenario may take. The events queue in the
+# socket meanwhile and are read once, as the CLI reads them.
+# It runs in the background and execs Python, so that $! is the process
+# whose socket joins the group.
+ynl_listen() {
+	PYTHONPATH=$YNL_DIR exec /usr/bin/python3 -c '
+import json, os, sys, time
+from cli import YnlEncoder
+from lib import YnlFamily
+ynl = YnlFamily(sys.argv[1], "")
+ynl.ntf_subscribe("ledger")
+deadline = time.monotonic() + float(sys.argv[3])
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.1)
+ynl.check_ntf()
+print(json.dumps(ynl.async_msg_queue, cls=YnlEncoder))
+' "$GPUCTL_SPEC" "$1" "$LISTEN"
+}
+
+# Until FILE has not grown for a second (at most 100 s): the events of a
+# scenario have all arrived.
+wait_quiet() {	# FILE
+	local size last=-1 _
+
+	for _ in $(seq 100); do
+		size=$(stat -c %s "$1") || return 1
+		[ "$size" = "$last" ] && return 0
+		last=$size
+		sleep 1
+	done
+	echo "$1 still growing after 100 s"
+	return 1
+}
+
 capture() {	# NAME SCENARIO
 	local name=$1 scen=$2 gid ypid tpid
 
-	gid=$(monitor_group_id)
+	gid=$(monitor_group_id ledger)
 	[ -n "$gid" ] || { echo "no monitor group"; return 1; }
 	echo "monitor group id $gid"
-	# The tool first: the CLI's listening window starts when it joined,
-	# and the scenario should use as little of it as possible.
 	gpuctl -j monitor >"$TMP/$name.tool" 2>"$TMP/$name.tool.err" &
 	tpid=$!
 	PIDS+=("$tpid")
 	wait_subscribed "$tpid" "$gid" || { echo "gpuctl monitor did not subscribe"; return 1; }
-	/usr/bin/python3 "$YNL/cli.py" --spec "$SPEC" --no-schema \
-		--subscribe ledger --sleep "$LISTEN" --output-json \
-		>"$TMP/$name.ynl" 2>"$TMP/$name.ynl.err" &
+	ynl_listen "$TMP/$name.done" >"$TMP/$name.ynl" 2>"$TMP/$name.ynl.err" &
 	ypid=$!
 	PIDS+=("$ypid")
-	wait_subscribed "$ypid" "$gid" || { echo "YNL CLI did not subscribe"; return 1; }
+	wait_subscribed "$ypid" "$gid" || { echo "YNL listener did not subscribe"; return 1; }
 	"$scen" || { echo "scenario $scen failed"; return 1; }
+	# the last events are in once the tool, on the same group, hears no more
+	wait_quiet "$TMP/$name.tool" || return 1
 	# A capture that ended before the scenario did would miss events.
 	kill -0 "$ypid" 2>/dev/null ||
-		{ echo "the scenario outlasted the CLI's $LISTEN s window"; return 1; }
-	# the CLI prints its queue when its sleep ends
+		{ echo "the scenario outlasted the listener's $LISTEN s"; return 1; }
+	touch "$TMP/$name.done"
 	wait "$ypid" || { cat "$TMP/$name.ynl.err"; return 1; }
 	kill -TERM "$tpid"
 	wait "$tpid" || { echo "gpuctl monitor: exit $?"; return 1; }
@@ -190,7 +227,7 @@ check_golden() {	# NAME
 }
 
 check_agree() {	# NAME
-	diff -u "$TMP/$1.norm" "$TMP/$1.tnorm"
+	diff -u "$TMP/$1.norm" "$TMP/$1.tnorm" && json_check 'length > 0' "$TMP/$1.norm"
 }
 
 # The scenario of json/rebind-remove.json.
@@ -230,6 +267,7 @@ run_golden() {	# NAME SCENARIO
 ktap_header
 ktap_plan 7
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
+ynl_start
 
 run_golden rebind-remove scenario_rebind_remove
 ktap_run_stage "rescanned HDA tracked iff back in its GPU's IOMMU group" check_rescan_hda

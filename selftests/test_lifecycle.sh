@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# topology: full noiommu
+# topology: full
 #
 # Module lifecycle: load and unload many times with dynamic debug on, and
 # every object the module logs as "created" must be logged "destroyed" as
@@ -13,6 +13,7 @@
 # shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
 LOOPS=${GPUCTL_LIFECYCLE_LOOPS:-20}
 TMP=$(mktemp -d /tmp/test_lifecycle.XXXXXX)
@@ -72,23 +73,24 @@ check_created_per_load() {
 }
 
 check_rmmod_under_monitor() {
-	local pid rc
+	local pid rc=0
 
 	insmod "$GPUCTL_KO" || return 1
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	pid=$!
 	PIDS+=("$pid")
-	sleep 2
+	wait_monitor_subscribed "$pid" ||
+		{ echo "gpuctl monitor did not subscribe"; return 1; }
 	rmmod gpuctl || { echo "rmmod refused while a monitor listens"; return 1; }
-	# The monitor either notices or keeps waiting; either way it obeys
-	# SIGTERM and exits 0.
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid"
-	fi
-	wait "$pid"
-	rc=$?
+	# The family is gone, the monitor's socket just hears nothing more:
+	# it keeps waiting, and obeys SIGTERM with exit 0.
+	sleep 1
+	kill -0 "$pid" 2>/dev/null || { echo "the monitor exited before SIGTERM"; return 1; }
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
 	cat "$TMP/mon.err"
-	[ "$rc" -le 2 ] && ! is_loaded
+	[ "$rc" -eq 0 ] || { echo "monitor exit status $rc on SIGTERM"; return 1; }
+	! is_loaded
 }
 
 check_reload_after_monitor() {
@@ -96,20 +98,22 @@ check_reload_after_monitor() {
 }
 
 # Dumps in a loop while the module goes away: each must end with success,
-# a netlink error (2) or "not loaded" (3), never a signal.
+# a netlink error (2) or "not loaded" (3), never a signal. The loop runs
+# until the reloaded module answered, so it spans before, during and after.
 check_rmmod_under_dump() {
-	local pid bad
+	local pid bad n
 
 	insmod "$GPUCTL_KO" || return 1
 	(
 		for _ in $(seq 400); do
+			[ -e "$TMP/stop" ] && break
 			gpuctl -j dev show >/dev/null 2>&1
 			echo $?
 		done
 	) >"$TMP/codes" &
 	pid=$!
 	PIDS+=("$pid")
-	sleep 1
+	wait_for 30 grep -qx 0 "$TMP/codes" || return 1
 	# a dump in flight holds a module reference: retry briefly
 	for _ in $(seq 50); do
 		rmmod gpuctl 2>/dev/null && break
@@ -118,10 +122,20 @@ check_rmmod_under_dump() {
 	is_loaded && { echo "rmmod failed during dumps"; return 1; }
 	sleep 1
 	insmod "$GPUCTL_KO" || return 1
+	n=$(wc -l <"$TMP/codes")
+	# until a dump after the reload succeeded
+	# shellcheck disable=SC2016 # awk code, not shell
+	wait_for 30 awk -v n="$n" 'NR > n && $0 == 0 { f = 1 } END { exit !f }' \
+		"$TMP/codes"
+	touch "$TMP/stop"
 	wait "$pid"
 	sort "$TMP/codes" | uniq -c
 	bad=$(grep -cvxE '0|2|3' "$TMP/codes")
-	[ "$bad" -eq 0 ] && grep -qx 0 "$TMP/codes"
+	[ "$bad" -eq 0 ] || return 1
+	# the loop saw the module gone, and back
+	grep -qxE '2|3' "$TMP/codes" || { echo "no dump ran while unloaded"; return 1; }
+	awk -v n="$n" 'NR > n && $0 == 0 { f = 1 } END { exit !f }' "$TMP/codes" ||
+		{ echo "no dump succeeded after the reload"; return 1; }
 }
 
 check_unload_last() {

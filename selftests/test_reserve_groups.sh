@@ -18,6 +18,7 @@
 # shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
 SYS_PCI=/sys/bus/pci/devices
 TMP=$(mktemp -d /tmp/test_reserve_groups.XXXXXX)
@@ -41,7 +42,8 @@ trap cleanup EXIT
 MF_SPLIT=0
 
 # The boot topology puts the HDA in its GPU's group; a function rescanned
-# alone since (test_golden.sh does) gets a group of its own.
+# alone since gets a group of its own (test_golden.sh does that, and
+# run_tests.sh runs it last).
 check_companion() {
 	local g
 
@@ -49,20 +51,19 @@ check_companion() {
 	if [ "$(pci_group_of "$MF_HDA")" != "$g" ]; then
 		echo "$MF_HDA is not in $MF_GPU's group $g: rescanned since boot"
 		MF_SPLIT=1
-		return 4
+		return 1
 	fi
 	nlmon_mark
 	nl_rule_new "$MF_GPU" take || return 1
 	nl_rule_has_dev "$MF_GPU" && nl_rule_has_dev "$MF_HDA" || return 1
 	expect_pci_driver "$MF_GPU" vfio-pci 0 && expect_pci_driver "$MF_HDA" vfio-pci 0 || return 1
 	nl_dev_has "$MF_HDA" reserved=1 state=reserved "rule=$RULE" || return 1
-	gpuctl-nl group-get "$g" | grep -q ' viable=1 ' ||
-		{ gpuctl-nl group-get "$g"; return 1; }
+	nl_group_has "$g" viable=1 || return 1
 	nlmon_action "$MF_GPU" taken && nlmon_action "$MF_HDA" taken
 }
 
 check_companion_release() {
-	[ "$MF_SPLIT" = 0 ] || return 4
+	[ "$MF_SPLIT" = 0 ] || return 1
 	nlmon_mark
 	nl_rule_del "$RULE" || return 1
 	expect_pci_driver "$MF_GPU" bochs-drm 30 && expect_pci_driver "$MF_HDA" snd_hda_intel 30 ||
@@ -95,7 +96,7 @@ check_foreign_left() {
 	expect_pci_driver "$PB_BRIDGE" "$BRIDGE_DRV" 0 && expect_pci_override "$PB_BRIDGE" "" ||
 		return 1
 	nlmon_action "$PB_GPU" taken || return 1
-	! nlmon_since_mark | grep -E "^dev-change-ntf address=$PB_NIC .*action=" ||
+	! grep -E "^dev-change-ntf address=$PB_NIC .*action=" < <(nlmon_since_mark) ||
 		{ echo "gpuctl acted on $PB_NIC"; return 1; }
 	nl_rule_del "$RULE" && expect_pci_driver "$PB_GPU" bochs-drm 30
 }
@@ -112,8 +113,7 @@ check_force() {
 	expect_pci_driver "$PB_BRIDGE" "$BRIDGE_DRV" 0 && expect_pci_override "$PB_BRIDGE" "" ||
 		return 1
 	g=$(pci_group_of "$PB_GPU") || return 1
-	gpuctl-nl group-get "$g" | grep -q ' viable=1 ' ||
-		{ gpuctl-nl group-get "$g"; return 1; }
+	nl_group_has "$g" viable=1 || return 1
 	nlmon_action "$PB_NIC" taken || return 1
 	nlmon_mark
 	nl_rule_del "$RULE" || return 1
@@ -142,7 +142,7 @@ check_hotplug() {
 	nlmon_action "$HP_ADDR" '(claimed|bound)' || return 1
 	nl_dev_has "$HP_ADDR" reserved=1 state=reserved "rule=$RULE" || return 1
 	# its host driver never had it
-	! nlmon_since_mark | grep -E "^dev-change-ntf address=$HP_ADDR .*driver=bochs-drm" ||
+	! grep -E "^dev-change-ntf address=$HP_ADDR .*driver=bochs-drm" < <(nlmon_since_mark) ||
 		{ echo "bochs-drm bound $HP_ADDR"; return 1; }
 }
 

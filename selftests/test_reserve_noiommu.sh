@@ -11,6 +11,7 @@
 # shellcheck disable=SC2317,SC2119
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
 SYS_PCI=/sys/bus/pci/devices
 TMP=$(mktemp -d /tmp/test_reserve_noiommu.XXXXXX)
@@ -54,7 +55,7 @@ check_blocked() {
 
 	gpuctl-nl monitor >"$TMP/mon" 2>/dev/null &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id)" || return 1
+	wait_monitor_subscribed "$MON_PID" || return 1
 	gpuctl-nl rule-new "$GPU" take >"$TMP/rule" || return 1
 	cat "$TMP/rule"
 	RULE=$(sed -n 's/^rule id=\([0-9]*\) .*/\1/p' "$TMP/rule")

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# topology: full noiommu
+# topology: full
 #
 # The gpuctl tool against sysfs: every device and group the tool shows is
 # recomputed here from /sys/bus/pci/devices and /sys/kernel/iommu_groups,
@@ -380,7 +380,7 @@ check_monitor() {
 	drv=${DRIVER[$a]}
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id)" || return 1
+	wait_subscribed "$MON_PID" "$(monitor_group_id ledger)" || return 1
 	write_to "$a" "$SYS_PCI/$a/driver/unbind"
 	write_to "$a" "/sys/bus/pci/drivers/$drv/bind"
 	for i in $(seq 20); do

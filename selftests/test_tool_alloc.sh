@@ -16,10 +16,12 @@
 # 07:00.0 (with its HDA) and 81:00.0, and leaves 03:00.0 alone.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
-# optional insmod arguments.
-# shellcheck disable=SC2317,SC2119
+# optional insmod arguments; json_check's jq filters name jq variables in
+# single quotes.
+# shellcheck disable=SC2317,SC2119,SC2016
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
 TMP=$(mktemp -d /tmp/test_tool_alloc.XXXXXX)
 LEDGER=$TMP/ledger
@@ -105,14 +107,14 @@ check_add_dev() {
 	run "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "${VM1^^}" name vm1 \
 		account acme dev "${MF_GPU#0000:}" || return 1
 	[ ! -s "$TMP/err" ] || return 1
-	jq -e --arg o "$VM1" --arg g "$MF_GPU" --arg h "$MF_HDA" '
+	json_check --arg o "$VM1" --arg g "$MF_GPU" --arg h "$MF_HDA" '
 		.allocations | length == 1 and (.[0] |
 		.owner == $o and .name == "vm1" and .account == "acme" and
 		.project == null and .domain == null and .devices == [$g, $h] and
 		.gpus == 1 and .state == "idle" and has("state_reason") and
 		.state_reason == null and has("end") and .end == null and
 		.detach_on_stop == false and .uid == null and .gid == null and
-		(.id | type) == "number")' "$TMP/out" >/dev/null || return 1
+		(.id | type) == "number")' "$TMP/out" || return 1
 	ID1=$(jq '.allocations[0].id' "$TMP/out")
 	allocs_as_nl <"$TMP/out" >"$TMP/tool"
 	gpuctl-nl alloc-get "$ID1" | diff -u - "$TMP/tool"
@@ -122,10 +124,9 @@ check_add_count() {
 	run "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "$VM2" count 2 \
 		account acme project p1 detach-on-stop uid 107 gid 108 || return 1
 	# the first free GPUs in address order: 02:00.0 and 05:00.0
-	jq -e --arg a "$FREE2" --arg b "$FREE" '.allocations[0] |
-		.devices == [$a, $b] and .gpus == 2 and .detach_on_stop == true and
-		.uid == 107 and .gid == 108 and .project == "p1"' \
-		"$TMP/out" >/dev/null || return 1
+	json_check --arg a "$FREE2" --arg b "$FREE" '.allocations | length == 1 and
+		(.[0] | .devices == [$a, $b] and .gpus == 2 and .detach_on_stop == true and
+		 .uid == 107 and .gid == 108 and .project == "p1")' "$TMP/out" || return 1
 	ID2=$(jq '.allocations[0].id' "$TMP/out")
 	allocs_as_nl <"$TMP/out" >"$TMP/tool"
 	gpuctl-nl alloc-get "$ID2" | diff -u - "$TMP/tool"
@@ -149,11 +150,11 @@ check_show() {
 check_dev_show() {
 	gpuctl -j dev show "$MF_HDA" >"$TMP/out" || return 1
 	cat "$TMP/out"
-	jq -e --argjson id "$ID1" '.devices[0] | .allocation == $id and
-		.holder == null' "$TMP/out" >/dev/null || return 1
+	json_check --argjson id "$ID1" '.devices | length == 1 and
+		(.[0] | .allocation == $id and .holder == null)' "$TMP/out" || return 1
 	nl_dev_has "$MF_HDA" "allocation=$ID1" || return 1
-	gpuctl -j dev show "$QXL" | jq -e '.devices[0] |
-		.allocation == null and .holder == null' >/dev/null || return 1
+	gpuctl -j dev show "$QXL" | json_check '.devices | length == 1 and
+		(.[0] | .allocation == null and .holder == null)' || return 1
 	nl_dev_has_not "$QXL" allocation || return 1
 	# the table: ALLOC and HOLDER before NAME; "reserved" has no reason,
 	# so the allocation is the 10th word and the holder the 11th
@@ -171,7 +172,7 @@ refused() {	# REGEX CMD...: the kernel's message matches REGEX
 	local want=$1 rc=0
 
 	shift
-	nl_ledger >"$TMP/before"
+	nl_ledger >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" "$@" || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -qE "^Error: $want" "$TMP/err" || return 1
@@ -223,12 +224,13 @@ check_numa() {
 	local node
 
 	node=$(<"/sys/bus/pci/devices/$NODE1/numa_node")
-	[ "$node" = 1 ] || { echo "$NODE1 is on node $node"; return 4; }
+	[ "$node" = 1 ] || { echo "$NODE1 is on node $node, the topology puts it on 1"; return 1; }
 	refused "only 0 free GPU.* on node 0.*: No space left on device$" \
 		gpuctl alloc add owner "$VM3" count 1 numa 0 policy required || return 1
 	run "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "$VM3" count 1 \
 		numa 1 policy required || return 1
-	jq -e --arg a "$NODE1" '.allocations[0].devices == [$a]' "$TMP/out" >/dev/null
+	json_check --arg a "$NODE1" '.allocations | length == 1 and .[0].devices == [$a]' \
+		"$TMP/out"
 }
 
 # vfio_open holds the allocation's GPU, as QEMU would: the holder in dev
@@ -238,35 +240,35 @@ check_holder_monitor() {
 
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id)" || return 1
+	wait_monitor_subscribed "$MON_PID" || return 1
 	vfio_open_start "$MF_GPU" || return 1
 	pid=$VFIO_PID
 	gpuctl -j dev show "$MF_GPU" >"$TMP/out" || return 1
 	cat "$TMP/out"
-	jq -e --argjson pid "$pid" --argjson id "$ID1" '.devices[0] |
-		.allocation == $id and .holder.pid == $pid and
-		.holder.comm == "vfio_open" and .holder.uid == 0 and
-		.holder.match == "owner" and (.holder.since | type) == "number"' \
-		"$TMP/out" >/dev/null || return 1
+	json_check --argjson pid "$pid" --argjson id "$ID1" '.devices | length == 1 and
+		(.[0] | .allocation == $id and .holder.pid == $pid and
+		 .holder.comm == "vfio_open" and .holder.uid == 0 and
+		 .holder.match == "owner" and (.holder.since | type) == "number")' \
+		"$TMP/out" || return 1
 	nl_dev_has "$MF_GPU" "holder_pid=$pid" || return 1
 	[ "$(gpuctl dev show | awk -v a="$MF_GPU" '$1 == a { print $11 }')" = \
 	  "vfio_open[$pid]" ] || return 1
-	gpuctl -j alloc show "$ID1" | jq -e '.allocations[0].state == "running"' >/dev/null ||
-		return 1
+	gpuctl -j alloc show "$ID1" |
+		json_check '.allocations | length == 1 and .[0].state == "running"' || return 1
 	# a running VM's allocation cannot be deleted
 	refused "$MF_GPU is open by vfio_open \\(pid $pid\\): Device or resource busy$" \
 		gpuctl alloc del "$ID1" || return 1
 	vfio_open_close || return 1
 	wait_for 10 grep -q '"vfio-close-ntf"' "$TMP/mon" || return 1
 	vfio_open_stop
-	gpuctl -j dev show "$MF_GPU" | jq -e '.devices[0].holder == null' >/dev/null ||
-		return 1
+	gpuctl -j dev show "$MF_GPU" |
+		json_check '.devices | length == 1 and .[0].holder == null' || return 1
 	wait_for 10 grep -q '"state":"idle"' "$TMP/mon"
 	kill "$MON_PID"
 	wait "$MON_PID"
 	MON_PID=
 	cat "$TMP/mon" "$TMP/mon.err"
-	jq -e -s --arg g "$MF_GPU" --argjson pid "$pid" --argjson id "$ID1" '
+	json_check --slurp --arg g "$MF_GPU" --argjson pid "$pid" --argjson id "$ID1" '
 		def ev($n): [.[] | select(.name == $n)];
 		(ev("vfio-open-ntf") | any(.msg.address == $g and
 			.msg.holder.pid == $pid and .msg.holder.match == "owner" and
@@ -274,11 +276,11 @@ check_holder_monitor() {
 		(ev("vfio-close-ntf") | any(.msg.address == $g and
 			.msg.holder.pid == $pid)) and
 		(ev("alloc-change-ntf") | map(select(.msg.id == $id) | .msg.state) |
-			. == ["running", "idle"])' "$TMP/mon" >/dev/null
+			. == ["running", "idle"])' "$TMP/mon"
 }
 
 check_save() {
-	nl_ledger >"$TMP/saved"
+	nl_ledger >"$TMP/saved" || return 1
 	cat "$TMP/saved"
 	run "$TMP/out" "$TMP/err" gpuctl alloc save "$LEDGER" || return 1
 	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
@@ -294,9 +296,10 @@ check_save() {
 }
 
 check_del_all() {
-	local id
+	local id dump
 
-	if gpuctl-nl alloc-dump | grep -q " owner=$VM3 "; then
+	dump=$(gpuctl-nl alloc-dump) || return 1
+	if grep -q " owner=$VM3 " <<<"$dump"; then
 		run "$TMP/out" "$TMP/err" gpuctl alloc del owner "$VM3" || return 1
 	fi
 	for id in $(gpuctl -j alloc show | jq -r '.allocations[].id'); do
@@ -320,8 +323,8 @@ check_restore() {
 	grep -v "$VM3" "$LEDGER" >"$TMP/ledger2"
 	grep -v "$VM3" "$TMP/saved" >"$TMP/want"
 	run "$TMP/out" "$TMP/err" gpuctl -j alloc restore "$TMP/ledger2" || return 1
-	jq -e --argjson a "$ID1" --argjson b "$ID2" \
-		'[.allocations[].id] == [$a, $b]' "$TMP/out" >/dev/null || return 1
+	json_check --argjson a "$ID1" --argjson b "$ID2" \
+		'[.allocations[].id] == [$a, $b]' "$TMP/out" || return 1
 	nl_ledger | diff -u "$TMP/want" -
 }
 
@@ -329,7 +332,7 @@ check_restore() {
 check_restore_exists() {
 	local rc=0
 
-	nl_ledger >"$TMP/before"
+	nl_ledger >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl alloc restore "$TMP/ledger2" || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -q "^Error: $MF_GPU is allocated to $ID1: Device or resource busy\$" "$TMP/err" &&
@@ -343,7 +346,7 @@ check_restore_bad_file() {
 
 	printf '# bad\nalloc add owner %s dev %s\nalloc add owner %s dev %s bogus\nlimit set account acme max x\n' \
 		"$VM3" "$NODE1" "$VM3" "$QXL" >"$f"
-	nl_ledger >"$TMP/before"
+	nl_ledger >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl alloc restore "$f" || rc=$?
 	[ "$rc" = 1 ] && [ ! -s "$TMP/out" ] || return 1
 	printf '%s:3: unexpected argument "bogus"\n%s:4: invalid max "x", expected a number or none\n' \
@@ -358,7 +361,7 @@ check_restore_rollback() {
 
 	printf 'alloc add owner %s dev %s id 77\nlimit set account acme max 1\nlimit set project p8 max 4\nlimit set domain nosuch max none\n' \
 		"$VM3" "$NODE1" >"$f"
-	nl_ledger >"$TMP/before"
+	nl_ledger >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl alloc restore "$f" || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -q '^Error: .*No such file or directory$' "$TMP/err" &&
@@ -373,7 +376,7 @@ check_restore_rollback_alloc() {
 
 	printf 'alloc add owner %s dev %s id 77\nalloc add owner %s dev %s\n' \
 		"$VM3" "$NODE1" "$VM3" "$QXL" >"$f"
-	nl_ledger >"$TMP/before"
+	nl_ledger >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl alloc restore - <"$f" || rc=$?
 	[ "$rc" = 2 ] || return 1
 	grep -q "^Error: $QXL is not reserved" "$TMP/err" &&
@@ -390,15 +393,14 @@ check_monitor_detach() {
 
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id)" || return 1
+	wait_monitor_subscribed "$MON_PID" || return 1
 	gpuctl -j alloc add owner "$VM3" dev "$NODE1" >"$TMP/out" || return 1
 	id3=$(jq '.allocations[0].id' "$TMP/out")
 	vfio_open_start "$FREE" || return 1
 	wait_for 10 sh -c "gpuctl-nl dev-get $FREE | grep -q ' holder_pid=0 '" || return 1
-	gpuctl -j dev show "$FREE" >"$TMP/out" || return 1
-	jq -e --arg a "$FREE" '.devices | length == 1 and .[0].address == $a and
-		.[0].holder.pid == 0 and .[0].holder.match == "unknown"' "$TMP/out" >/dev/null ||
-		{ cat "$TMP/out"; return 1; }
+	gpuctl -j dev show "$FREE" | json_check --arg a "$FREE" '.devices |
+		length == 1 and .[0].address == $a and .[0].holder.pid == 0 and
+		.[0].holder.match == "unknown"' || return 1
 	[ "$(gpuctl dev show | awk -v a="$FREE" '$1 == a { print $11 }')" = unknown ] ||
 		return 1
 	vfio_open_stop
@@ -409,8 +411,8 @@ check_monitor_detach() {
 	wait "$MON_PID"
 	MON_PID=
 	cat "$TMP/mon" "$TMP/mon.err"
-	gpuctl-nl alloc-get "$ID2" 2>&1 | grep -q 'No such file or directory' || return 1
-	jq -e -s --arg vm "$VM3" --arg a "$NODE1" --argjson id3 "$id3" \
+	cmd_fails 'No such file or directory \(errno 2\)' gpuctl-nl alloc-get "$ID2" || return 1
+	json_check --slurp --arg vm "$VM3" --arg a "$NODE1" --argjson id3 "$id3" \
 		--argjson id2 "$ID2" --arg g "$FREE" '
 		def ev($n): [.[] | select(.name == $n) | .msg];
 		(ev("alloc-new-ntf") | any(.id == $id3 and .owner == $vm and
@@ -419,7 +421,7 @@ check_monitor_detach() {
 			.holder.match == "unknown" and .allocation == $id2)) and
 		(ev("alloc-del-ntf") | map(select(.id == $id2 or .id == $id3) |
 			"\(.id) \(.end)") == ["\($id2) detached", "\($id3) deleted"])' \
-		"$TMP/mon" >/dev/null
+		"$TMP/mon"
 }
 
 check_help() {
@@ -436,7 +438,7 @@ check_cleanup() {
 	done
 	gpuctl limit set account acme max none >/dev/null &&
 	gpuctl limit set project p9 max none >/dev/null || return 1
-	nl_ledger >"$TMP/left"
+	nl_ledger >"$TMP/left" || return 1
 	[ ! -s "$TMP/left" ] || { cat "$TMP/left"; return 1; }
 	nl_rules_cleanup
 }
@@ -444,8 +446,8 @@ check_cleanup() {
 ktap_header
 ktap_plan 25
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
-modprobe vfio-pci 2>/dev/null
-modprobe vfio_iommu_type1 2>/dev/null
+modprobe -a vfio-pci vfio_iommu_type1 ||
+	{ ktap_info "modprobe vfio-pci vfio_iommu_type1 failed"; exit 1; }
 
 ktap_run_stage "setup: 02:00.0, 05:00.0, 07:00.0 and 81:00.0 reserved" setup_rules
 ktap_run_stage "alloc add dev: the GPU and its companion, as gpuctl-nl sees it" \

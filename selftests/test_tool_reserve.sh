@@ -14,10 +14,12 @@
 # group, 09:01.0 bochs + 09:02.0 e1000 behind one bridge, in one group.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
-# optional insmod arguments.
-# shellcheck disable=SC2317,SC2119
+# optional insmod arguments; json_check's jq filters name jq variables in
+# single quotes.
+# shellcheck disable=SC2317,SC2119,SC2016
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
 SYS_PCI=/sys/bus/pci/devices
 TMP=$(mktemp -d /tmp/test_tool_reserve.XXXXXX)
@@ -99,11 +101,11 @@ run() {
 
 check_add_json() {
 	run "$TMP/out" "$TMP/err" gpuctl -j reserve add "${FREE#0000:}" || return 1
-	jq -e --arg a "$FREE" '.rules | length == 1 and
+	json_check --arg a "$FREE" '.rules | length == 1 and
 		(.[0] | .match == $a and .driver == "vfio-pci" and
 		 .force == false and .take == false and .source == "netlink" and
 		 .devices == [$a] and .warnings == [] and (.id | type) == "number")' \
-		"$TMP/out" >/dev/null || return 1
+		"$TMP/out" || return 1
 	[ ! -s "$TMP/err" ] || return 1
 	# the reply came after enforcement: no waiting
 	expect_driver "$FREE" vfio-pci || return 1
@@ -127,14 +129,14 @@ check_dev_show() {
 	id=$(rule_id "$FREE")
 	gpuctl -j dev show "$FREE" >"$TMP/out" || return 1
 	cat "$TMP/out"
-	jq -e --argjson id "$id" '.devices[0] | .reserved == true and
-		.state == "reserved" and .rule == $id and
-		has("state_reason") and .state_reason == null and
-		has("action") and .action == null and
-		has("refused") and .refused == null' \
-		"$TMP/out" >/dev/null || return 1
-	gpuctl -j dev show "$QXL" | jq -e '.devices[0] | .reserved == false and
-		.state == "free" and .rule == null' >/dev/null || return 1
+	json_check --argjson id "$id" '.devices | length == 1 and
+		(.[0] | .reserved == true and .state == "reserved" and .rule == $id and
+		 has("state_reason") and .state_reason == null and
+		 has("action") and .action == null and
+		 has("refused") and .refused == null)' "$TMP/out" || return 1
+	gpuctl -j dev show "$QXL" | json_check '.devices | length == 1 and
+		(.[0] | .reserved == false and .state == "free" and .rule == null)' ||
+		return 1
 	# the table: the STATE and RULE columns after DRIVER
 	gpuctl dev show >"$TMP/table" || return 1
 	head -n1 "$TMP/table" | grep -E '^ADDRESS +ROLE +DRIVER +STATE +RULE +IDS ' &&
@@ -145,7 +147,7 @@ check_dev_show() {
 check_add_exists() {
 	local rc=0
 
-	gpuctl-nl rule-dump >"$TMP/before"
+	gpuctl-nl rule-dump >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl reserve add "$FREE" driver pci-stub || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -q '^Error: .*: File exists$' "$TMP/err" &&
@@ -168,9 +170,10 @@ check_add_foreign_text() {
 		"$id" "$PB_GPU" "$PB_GPU" | diff -u - "$TMP/out" || return 1
 	# held by bochs-drm, and dev show says so
 	expect_driver "$PB_GPU" bochs-drm || return 1
-	gpuctl -j dev show "$PB_GPU" | jq -e --argjson id "$id" '.devices[0] |
-		.state == "held" and .state_reason == "bound to bochs-drm" and
-		.rule == $id and .reserved == true' >/dev/null || return 1
+	gpuctl -j dev show "$PB_GPU" | json_check --argjson id "$id" '.devices |
+		length == 1 and (.[0] | .state == "held" and
+		.state_reason == "bound to bochs-drm" and .rule == $id and
+		.reserved == true)' || return 1
 	gpuctl dev show | grep -E "^$PB_GPU .* held \(bound to bochs-drm\) +$id "
 }
 
@@ -179,14 +182,14 @@ check_del_match() {
 	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
 	[ -z "$(rule_id "$PB_GPU")" ] || return 1
 	expect_driver "$PB_GPU" bochs-drm &&
-	gpuctl -j dev show "$PB_GPU" | jq -e '.devices[0] | .state == "free" and
-		.rule == null and .reserved == false' >/dev/null
+	gpuctl -j dev show "$PB_GPU" | json_check '.devices | length == 1 and
+		(.[0] | .state == "free" and .rule == null and .reserved == false)'
 }
 
 check_del_unknown() {
 	local rc=0
 
-	gpuctl-nl rule-dump >"$TMP/before"
+	gpuctl-nl rule-dump >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl reserve del 4000000000 || rc=$?
 	[ "$rc" = 2 ] && grep -q '^Error: .*No such file or directory$' "$TMP/err" ||
 		return 1
@@ -199,11 +202,12 @@ check_take_monitor() {
 
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id)" || return 1
+	wait_monitor_subscribed "$MON_PID" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl -j reserve add "$MF_GPU" take || return 1
 	id=$(rule_id "$MF_GPU")
-	jq -e --arg g "$MF_GPU" --arg h "$MF_HDA" '.rules[0] | .take == true and
-		(.devices | sort) == ([$g, $h] | sort)' "$TMP/out" >/dev/null || return 1
+	json_check --arg g "$MF_GPU" --arg h "$MF_HDA" '.rules | length == 1 and
+		(.[0] | .take == true and (.devices | sort) == ([$g, $h] | sort))' \
+		"$TMP/out" || return 1
 	expect_driver "$MF_GPU" vfio-pci && expect_driver "$MF_HDA" vfio-pci || return 1
 	run "$TMP/out" "$TMP/err" gpuctl reserve del "$id" || return 1
 	expect_driver "$MF_GPU" bochs-drm 30 && expect_driver "$MF_HDA" snd_hda_intel 30 ||
@@ -213,7 +217,7 @@ check_take_monitor() {
 	wait "$MON_PID"
 	MON_PID=
 	cat "$TMP/mon" "$TMP/mon.err"
-	jq -e -s --arg g "$MF_GPU" --argjson id "$id" '
+	json_check --slurp --arg g "$MF_GPU" --argjson id "$id" '
 		def ev($n): [.[] | select(.name == $n)];
 		(ev("rule-new-ntf") | any(.msg.id == $id and .msg.match == $g and
 					  .msg.take == true)) and
@@ -224,7 +228,7 @@ check_take_monitor() {
 					    .msg.action == "released")) and
 		([.[] | select(.name == "dev-change-ntf" and .msg.action != null)] |
 		 all(.msg.action | IN("claimed", "bound", "restored", "taken",
-				      "released", "blocked")))' "$TMP/mon" >/dev/null
+				      "released", "blocked")))' "$TMP/mon"
 }
 
 check_apply_adds() {
@@ -234,14 +238,14 @@ check_apply_adds() {
 		"$FREE2" >"$CONF"
 	before=$(rule_id "$FREE")
 	run "$TMP/out" "$TMP/err" gpuctl -j apply "$CONF" || return 1
-	jq -e --arg a "$FREE2" '.rules | length == 1 and .[0].match == $a' \
-		"$TMP/out" >/dev/null || return 1
+	json_check --arg a "$FREE2" '.rules | length == 1 and .[0].match == $a' \
+		"$TMP/out" || return 1
 	[ "$(rule_id "$FREE")" = "$before" ] && [ -n "$(rule_id "$FREE2")" ] &&
 	expect_driver "$FREE2" vfio-pci
 }
 
 check_apply_again() {
-	gpuctl-nl rule-dump >"$TMP/before"
+	gpuctl-nl rule-dump >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || return 1
 	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
 	run "$TMP/out" "$TMP/err" gpuctl -j apply "$CONF" || return 1
@@ -253,7 +257,7 @@ check_apply_conflict() {
 	local rc=0
 
 	printf 'reserve %s\nreserve %s driver pci-stub\n' "$QXL" "$FREE" >"$CONF"
-	gpuctl-nl rule-dump >"$TMP/before"
+	gpuctl-nl rule-dump >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 1 ] || return 1
 	grep -q "^$CONF:2: the kernel's rule $(rule_id "$FREE") for $FREE has driver vfio-pci, not driver pci-stub " \
@@ -265,7 +269,7 @@ check_apply_syntax() {
 	local rc=0
 
 	printf 'reserve %s\nreserve %s driver nouveau\n' "$QXL" "$MF_GPU" >"$CONF"
-	gpuctl-nl rule-dump >"$TMP/before"
+	gpuctl-nl rule-dump >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 1 ] &&
 	[ "$(cat "$TMP/err")" = "$CONF:2: driver nouveau is not a VFIO driver" ] ||
@@ -281,8 +285,7 @@ check_apply_rollback() {
 
 	BYHAND_DRV=$(drv_of "$BYHAND")
 	[ -n "$BYHAND_DRV" ] || return 1
-	modprobe vfio-pci 2>/dev/null
-	modprobe vfio_iommu_type1 2>/dev/null
+	modprobe -a vfio-pci vfio_iommu_type1 || return 1
 	OVERRIDDEN=$BYHAND
 	write_to vfio-pci "$SYS_PCI/$BYHAND/driver_override"
 	write_to "$BYHAND" "$SYS_PCI/$BYHAND/driver/unbind"
@@ -300,7 +303,7 @@ check_apply_rollback() {
 
 	ids=$(sed 's/^0x//' "$SYS_PCI/$BYHAND/vendor"):$(sed 's/^0x//' "$SYS_PCI/$BYHAND/device")
 	printf 'reserve %s\nreserve %s driver pci-stub take\n' "$QXL" "$ids" >"$CONF"
-	gpuctl-nl rule-dump >"$TMP/before"
+	gpuctl-nl rule-dump >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 2 ] || return 1
 	grep -q "^Error: .*: Device or resource busy$" "$TMP/err" &&
@@ -332,7 +335,7 @@ check_apply_unprivileged() {
 		return 1
 	run "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" check || return 1
 	[ ! -s "$TMP/out" ] || return 1
-	gpuctl-nl rule-dump >"$TMP/before"
+	gpuctl-nl rule-dump >"$TMP/before" || return 1
 	run "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 2 ] && grep -q 'Operation not permitted' "$TMP/err" || return 1
 	rc=0

@@ -1,31 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# topology: full noiommu
+# topology: full
 #
 # The kernel's YNL CLI, driven only by the spec, is a client that shares no
 # code with gpuctl: what it decodes from the module must be what the tool
 # prints. Also the spec against the real genetlink-legacy schema, and the
-# kernel's answers to bad requests.
+# kernel's answers to bad requests. The CLI runs in one Python process
+# (ynl_start in lib.sh).
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
-# optional insmod arguments.
-# shellcheck disable=SC2317,SC2119
+# optional insmod arguments; json_check's jq filters name jq variables in
+# single quotes.
+# shellcheck disable=SC2317,SC2119,SC2016
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
-KSRC=$GPUCTL_ROOT/build/linux-source-6.12
-YNL=$KSRC/tools/net/ynl
-SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
+SCHEMA=$GPUCTL_ROOT/build/linux-source-6.12/Documentation/netlink/genetlink-legacy.yaml
 TMP=$(mktemp -d /tmp/test_ynl.XXXXXX)
 cleanup() {
 	[ -n "$RULE_ID" ] && ynl --do rule-del --json "{\"id\": $RULE_ID}" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-
-ynl() {
-	/usr/bin/python3 "$YNL/cli.py" --spec "$SPEC" --no-schema --output-json "$@"
-}
 
 # One shape for both clients: the spec's attribute names, numbers as
 # numbers, absent attributes left out, roles by name.
@@ -34,41 +31,40 @@ JQ_HEX='def hexnum: if type == "number" then . else
 	ltrimstr("0x") | ascii_downcase | explode |
 	reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end)) end;'
 
-norm_tool_dev() {
-	jq -S "$JQ_HEX"'del(.vendor, .device) | with_entries(.key |= gsub("_"; "-")) |
+# The tool's devices (gpuctl -j dev show on stdin) in that shape, sorted
+# by address, in one jq run.
+norm_tool_devs() {
+	jq -S "$JQ_HEX"'.devices | sort_by(.address) | map(
+		del(.vendor, .device) | with_entries(.key |= gsub("_"; "-")) |
 		with_entries(select(.value != null)) |
 		.reserved |= (if type == "boolean" then (if . then 1 else 0 end) else . end) |
 		.["vendor-id"] |= hexnum | .["device-id"] |= hexnum |
 		.["subsystem-vendor-id"] |= hexnum |
 		.["subsystem-device-id"] |= hexnum |
-		.class |= hexnum | .revision |= hexnum'
+		.class |= hexnum | .revision |= hexnum)'
 }
 
+# The CLI validates the spec against the schema before it lists the ops.
 check_schema() {
-	PYTHONPATH=$YNL /usr/bin/python3 -c '
-import sys
-from lib import SpecFamily
-SpecFamily(sys.argv[1], sys.argv[2])
-' "$SPEC" "$KSRC/Documentation/netlink/genetlink-legacy.yaml"
+	ynl_cli --spec "$GPUCTL_SPEC" --schema "$SCHEMA" --list-ops >"$TMP/ops" || return 1
+	grep -q '^dev-get ' "$TMP/ops" || { cat "$TMP/ops"; return 1; }
 }
 
 check_schema_rejects() {
-	# The schema check is live: a spec with an unknown attribute type fails.
-	sed 's/type: u16/type: u17/' "$SPEC" >"$TMP/bad.yaml"
-	! PYTHONPATH=$YNL /usr/bin/python3 -c '
-import sys
-from lib import SpecFamily
-SpecFamily(sys.argv[1], sys.argv[2])
-' "$TMP/bad.yaml" "$KSRC/Documentation/netlink/genetlink-legacy.yaml" 2>"$TMP/err"
+	# The schema check is live: a spec with an unknown attribute type
+	# fails, for that type.
+	sed 's/type: u16/type: u17/' "$GPUCTL_SPEC" >"$TMP/bad.yaml"
+	grep -q 'type: u17' "$TMP/bad.yaml" || { echo "no u16 attribute to break"; return 1; }
+	cmd_fails "ValidationError: 'u17' is not one of" \
+		ynl_cli --spec "$TMP/bad.yaml" --schema "$SCHEMA" --list-ops
 }
 
 check_dev_dump() {
 	ynl --dump dev-get >"$TMP/ynl.json" || return 1
 	gpuctl -j dev show >"$TMP/tool.json" || return 1
-	jq -S 'sort_by(.address)' "$TMP/ynl.json" >"$TMP/a"
-	jq -c '.devices | sort_by(.address)[]' "$TMP/tool.json" |
-		while read -r d; do norm_tool_dev <<<"$d"; done | jq -s -S . >"$TMP/b"
-	diff -u "$TMP/a" "$TMP/b" && [ "$(jq length "$TMP/a")" -gt 0 ]
+	jq -S 'sort_by(.address)' "$TMP/ynl.json" >"$TMP/a" || return 1
+	norm_tool_devs <"$TMP/tool.json" >"$TMP/b" || return 1
+	diff -u "$TMP/a" "$TMP/b" && json_check 'length > 0' "$TMP/a"
 }
 
 # One CLI run sends a do request per device (--multi): Python starts once,
@@ -93,7 +89,7 @@ check_group_dump() {
 	jq -S '.groups | map({id, devices: ((.devices // []) | sort),
 		   viable, reason: (.reason // null)}) | sort_by(.id)' \
 		"$TMP/tgroups.json" >"$TMP/b"
-	diff -u "$TMP/a" "$TMP/b"
+	diff -u "$TMP/a" "$TMP/b" && json_check 'length > 0' "$TMP/a"
 }
 
 check_group_do() {
@@ -102,7 +98,7 @@ check_group_do() {
 	for g in $(jq -r '.[].id' "$TMP/ygroups.json"); do
 		args+=(--multi group-get "{\"id\": $g}")
 	done
-	[ ${#args[@]} -gt 0 ] || return 4	# no groups without an IOMMU
+	[ ${#args[@]} -gt 0 ] || { echo "no group dumped"; return 1; }
 	ynl "${args[@]}" >"$TMP/do.json" || return 1
 	diff -u <(jq -S 'sort_by(.id)' "$TMP/ygroups.json") \
 		<(jq -S 'sort_by(.id)' "$TMP/do.json")
@@ -111,22 +107,14 @@ check_group_do() {
 check_groups_hold_gpus() {
 	# every dumped group has a GPU among the dumped devices, and every
 	# device that has a group is in that group's member list
-	jq -e -n --slurpfile d "$TMP/ynl.json" --slurpfile g "$TMP/ygroups.json" '
-		($d[0] | map({key: .address, value: .}) | from_entries) as $dev |
+	json_check --slurpfile g "$TMP/ygroups.json" '
+		. as $d | (map({key: .address, value: .}) | from_entries) as $dev |
+		($g[0] | length > 0) and
 		($g[0] | all(.device | any($dev[.].role == "gpu"))) and
-		($d[0] | all(if has("iommu-group") then
+		($d | all(if has("iommu-group") then
 			(.address as $a | .["iommu-group"] as $id |
 			 $g[0] | any(.id == $id and (.device | index($a) != null)))
-			else true end))' >/dev/null
-}
-
-ynl_fails() {	# OP JSON: the kernel refuses; print its error
-	if ynl --do "$1" --json "$2" >"$TMP/err" 2>&1; then
-		cat "$TMP/err"
-		return 1
-	fi
-	cat "$TMP/err"
-	grep -q -i 'error' "$TMP/err"
+			else true end))' "$TMP/ynl.json"
 }
 
 check_reject_unknown_addr() {
@@ -160,9 +148,9 @@ check_rule_new() {
 	ynl --do rule-new --json '{"match": "ABCD:EF01", "take": true}' \
 		>"$TMP/rule.json" || return 1
 	cat "$TMP/rule.json"
-	jq -e '.match == "abcd:ef01" and .driver == "vfio-pci" and
+	json_check '.match == "abcd:ef01" and .driver == "vfio-pci" and
 		.source == "netlink" and has("take") and (has("force") | not) and
-		(.id | type) == "number"' "$TMP/rule.json" >/dev/null || return 1
+		(.id | type) == "number"' "$TMP/rule.json" || return 1
 	RULE_ID=$(jq .id "$TMP/rule.json")
 }
 
@@ -170,8 +158,8 @@ check_rule_dump() {
 	[ -n "$RULE_ID" ] || return 1
 	ynl --dump rule-get >"$TMP/rules.json" || return 1
 	# the dump entry is the rule-new reply, and gpuctl-nl sees the same
-	jq -e --slurpfile r "$TMP/rule.json" 'map(select(.id == $r[0].id)) == $r' \
-		"$TMP/rules.json" >/dev/null || { cat "$TMP/rules.json"; return 1; }
+	json_check --slurpfile r "$TMP/rule.json" 'map(select(.id == $r[0].id)) == $r' \
+		"$TMP/rules.json" || return 1
 	jq -r '.[] | "\(.id) \(.match) \(.driver)"' "$TMP/rules.json" >"$TMP/a"
 	gpuctl-nl rule-dump | sed -E 's/^rule id=([0-9]+) match=([^ ]+) driver=([^ ]+).*/\1 \2 \3/' \
 		>"$TMP/b"
@@ -202,8 +190,7 @@ check_reject_rule_dup() {
 check_rule_del() {
 	[ -n "$RULE_ID" ] || return 1
 	ynl --do rule-del --json "{\"id\": $RULE_ID}" || return 1
-	ynl --dump rule-get | jq -e --argjson id "$RULE_ID" 'all(.id != $id)' >/dev/null ||
-		return 1
+	ynl --dump rule-get | json_check --argjson id "$RULE_ID" 'all(.id != $id)' || return 1
 	RULE_ID=
 	ynl_fails rule-del '{"match": "abcd:ef01"}' && grep -q 'error: -2$' "$TMP/err"
 }
@@ -211,6 +198,7 @@ check_rule_del() {
 ktap_header
 ktap_plan 18
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
+ynl_start
 
 ktap_run_stage "spec validates against genetlink-legacy schema" check_schema
 ktap_run_stage "schema check rejects a broken spec" check_schema_rejects
