@@ -31,7 +31,7 @@ fi
 c_tests_early="inventory:full,noiommu errors:full,noiommu events:full,noiommu
 	dump_race:full,noiommu hotplug:full,noiommu reserve:full,noiommu alloc:full
 	alloc_stress:full"
-c_tests_late="lifecycle:full,noiommu"
+c_tests_late="fuzz:full lifecycle:full,noiommu"
 
 prog_timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
 prog_timeout=${prog_timeout:-300}
