@@ -264,6 +264,7 @@ struct fz_unpriv_report {
 /* Memory shared by the supervisor, the root fuzzer and the child. */
 struct fz_shared {
 	long progress_ms;		/* last reply read, __atomic */
+	int holder_pid;			/* vfio_open, for the supervisor to end */
 	int ring_pos;
 	struct {
 		int len;
@@ -358,6 +359,12 @@ int fz_cleanup(struct fz_ctx *c, char *why, size_t len);
 int fz_send_one(struct fz_ctx *c, struct fz_plan *p);
 void fz_mon_drain(struct fz_ctx *c);
 void fz_stats_print(const char *who, const struct fz_stats *s);
+/* "ok", "no-reply", "EINVAL", ... */
+const char *fz_outcome_name(int outcome);
+
+/* holder.c */
+int fz_holder_start(struct fz_ctx *c, char *addr, size_t len);
+void fz_holder_stop(int pid);
 
 /* unpriv.c */
 int fz_drop_privileges(void);

@@ -305,6 +305,19 @@ static bool fz_make_allocation(struct fz_ctx *c)
 	return false;
 }
 
+/* From half-way on, a VFIO user holds an allocated GPU open. */
+static void fz_holder(struct fz_ctx *c, char *addr, size_t len)
+{
+	c->sh->holder_pid = 0;
+	if (fz_make_allocation(c))
+		c->sh->holder_pid = fz_holder_start(c, addr, len);
+	if (c->sh->holder_pid > 0)
+		ksft_print_msg("from message %lu on, vfio_open holds %s open\n",
+			       c->stats->sent, addr);
+	else
+		ksft_print_msg("no allocated GPU could be opened for the second half\n");
+}
+
 static int fz_fork_unpriv(struct fz_ctx *c, struct fz_unpriv_report *rep,
 			  unsigned long messages, bool probe)
 {
@@ -385,14 +398,17 @@ static void fz_report_unpriv(struct fz_ctx *c, bool child_ok, bool probe_ok,
 static int fz_main(struct fz_shared *sh)
 {
 	unsigned long total = fz_env("GPUCTL_FUZZ_MESSAGES", 10000);
-	unsigned long batch = fz_env("GPUCTL_FUZZ_BATCH", 250);
+	/* About 40 batches of at least 250 and at most 2500 messages. */
+	unsigned long batch = fz_env("GPUCTL_FUZZ_BATCH",
+				     total / 40 < 250 ? 250 :
+				     total / 40 > 2500 ? 2500 : total / 40);
 	unsigned long seed = fz_env("GPUCTL_FUZZ_SEED", time(NULL) ^ getpid());
 	unsigned long root_n = total - total / 4, sent, batches = 0, violated = 0;
 	int kmsg, allocs, limits, rules, ret;
 	struct fz_ctx *c = &ctx;
 	struct timespec t0, t1;
 	bool ok, child_ok, probe_ok, allocated;
-	char why[2048];
+	static char why[2048], last[2048];
 	pid_t child;
 
 	c->sh = sh;
@@ -438,6 +454,7 @@ static int fz_main(struct fz_shared *sh)
 			   &c->fam.grps[ret].id, sizeof(c->fam.grps[ret].id));
 
 	child = fz_fork_unpriv(c, &sh->unpriv, total - root_n, false);
+	sh->holder_pid = -1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (sent = 0; c->stats->sent < root_n; sent++) {
 		fz_gen(c, &plan);
@@ -456,8 +473,12 @@ static int fz_main(struct fz_shared *sh)
 		if (fz_invariants(c, why, sizeof(why))) {
 			if (!violated++)
 				fz_ring_print(sh);
-			ksft_print_msg("batch %lu: %s\n", batches, why);
+			if (strcmp(why, last))
+				ksft_print_msg("batch %lu: %s\n", batches, why);
+			memcpy(last, why, sizeof(last));
 		}
+		if (sh->holder_pid < 0 && c->stats->sent >= root_n / 2)
+			fz_holder(c, why, sizeof(why));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	c->stats->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -479,6 +500,8 @@ static int fz_main(struct fz_shared *sh)
 			 sh->root.ntfs + sh->unpriv.stats.ntfs);
 	fz_report_unpriv(c, child_ok, probe_ok, allocated);
 
+	fz_holder_stop(sh->holder_pid);
+	sh->holder_pid = 0;
 	ret = fz_cleanup(c, why, sizeof(why));
 	if (ret)
 		ksft_print_msg("%s\n", why);
@@ -526,9 +549,15 @@ int main(void)
 		printf("# kernel stack of the fuzzer:\n");
 		fz_cat(path);
 		kill(pid, SIGKILL);
+		if (sh->holder_pid > 0)
+			fz_holder_stop(sh->holder_pid);
 		printf("not ok 99 the family stays responsive\n");
 		return KSFT_FAIL;
 	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	if (sh->holder_pid > 0)
+		fz_holder_stop(sh->holder_pid);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	printf("# the fuzzer died of signal %d\n", WTERMSIG(status));

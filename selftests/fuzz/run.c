@@ -116,12 +116,12 @@ static void fz_unpriv_admin(struct fz_ctx *c, const struct fz_plan *p, int k,
 		snprintf(c->rep->admin_first, sizeof(c->rep->admin_first),
 			 "%s %s flags 0x%x: %s%s%s", o->name,
 			 p->m[k].dump ? "dump" : "do", p->m[k].flags,
-			 outcome == FZ_E_SILENT ? "no reply" :
-			 outcome >= FZ_NR_ERRNO ? "success" : strerror(outcome),
-			 r->extack[0] ? ", " : "", r->extack);
-	printf("# unprivileged %s %s succeeded or failed wrong: %s\n", o->name,
-	       p->m[k].dump ? "dump" : "do",
-	       outcome >= FZ_NR_ERRNO ? "success" : strerror(outcome));
+			 fz_outcome_name(outcome), r->extack[0] ? ", " : "",
+			 r->extack);
+	if (c->rep->admin_bad > FZ_SHOW_BAD)
+		return;
+	printf("# unprivileged %s %s: %s, not EPERM\n", o->name,
+	       p->m[k].dump ? "dump" : "do", fz_outcome_name(outcome));
 	fz_hex("  msg ", p->buf + p->m[k].off, p->len - p->m[k].off);
 }
 
@@ -215,7 +215,7 @@ void fz_mon_drain(struct fz_ctx *c)
 	}
 }
 
-static const char *fz_outcome_name(int o)
+const char *fz_outcome_name(int o)
 {
 	const char *name;
 
