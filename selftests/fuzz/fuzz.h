@@ -264,7 +264,6 @@ struct fz_unpriv_report {
 /* Memory shared by the supervisor, the root fuzzer and the child. */
 struct fz_shared {
 	long progress_ms;		/* last reply read, __atomic */
-	int holder_pid;			/* vfio_open, for the supervisor to end */
 	int ring_pos;
 	struct {
 		int len;
@@ -283,6 +282,7 @@ struct fz_ctx {
 	struct fz_family fam;
 	bool unpriv;
 	bool has_ledger;		/* the kernel has the "ledger" group */
+	int holder;			/* vfio_open's pid; -1 before half-way */
 	struct fz_pool pools[FZ_MAX_POOLS];
 	int n_pools;
 	struct fz_dev devs[FZ_MAX_DEVS];

@@ -32,7 +32,6 @@
 #include "fuzz.h"
 
 #define FZ_PLAN		11
-#define FZ_STALL_MS	90000	/* no reply for this long: unresponsive */
 #define FZ_SECRET_TEST \
 	"unprivileged: no allocation or holder data in replies or notifications"
 
@@ -308,10 +307,10 @@ static bool fz_make_allocation(struct fz_ctx *c)
 /* From half-way on, a VFIO user holds an allocated GPU open. */
 static void fz_holder(struct fz_ctx *c, char *addr, size_t len)
 {
-	c->sh->holder_pid = 0;
+	c->holder = 0;
 	if (fz_make_allocation(c))
-		c->sh->holder_pid = fz_holder_start(c, addr, len);
-	if (c->sh->holder_pid > 0)
+		c->holder = fz_holder_start(c, addr, len);
+	if (c->holder > 0)
 		ksft_print_msg("from message %lu on, vfio_open holds %s open\n",
 			       c->stats->sent, addr);
 	else
@@ -454,7 +453,7 @@ static int fz_main(struct fz_shared *sh)
 			   &c->fam.grps[ret].id, sizeof(c->fam.grps[ret].id));
 
 	child = fz_fork_unpriv(c, &sh->unpriv, total - root_n, false);
-	sh->holder_pid = -1;
+	c->holder = -1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (sent = 0; c->stats->sent < root_n; sent++) {
 		fz_gen(c, &plan);
@@ -477,7 +476,7 @@ static int fz_main(struct fz_shared *sh)
 				ksft_print_msg("batch %lu: %s\n", batches, why);
 			memcpy(last, why, sizeof(last));
 		}
-		if (sh->holder_pid < 0 && c->stats->sent >= root_n / 2)
+		if (c->holder < 0 && c->stats->sent >= root_n / 2)
 			fz_holder(c, why, sizeof(why));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -500,8 +499,8 @@ static int fz_main(struct fz_shared *sh)
 			 sh->root.ntfs + sh->unpriv.stats.ntfs);
 	fz_report_unpriv(c, child_ok, probe_ok, allocated);
 
-	fz_holder_stop(sh->holder_pid);
-	sh->holder_pid = 0;
+	fz_holder_stop(c->holder);
+	c->holder = 0;
 	ret = fz_cleanup(c, why, sizeof(why));
 	if (ret)
 		ksft_print_msg("%s\n", why);
@@ -516,6 +515,8 @@ static int fz_main(struct fz_shared *sh)
 /* Waits for the fuzzer; reports a hang or a death with what it sent. */
 int main(void)
 {
+	/* No reply for this long: the family is unresponsive. */
+	long stall_ms = fz_env("GPUCTL_FUZZ_STALL", 90) * 1000;
 	struct fz_shared *sh;
 	int status;
 	pid_t pid;
@@ -529,8 +530,11 @@ int main(void)
 		ksft_exit_fail_perror("mmap");
 	fflush(stdout);
 	pid = fork();
-	if (!pid)
+	if (!pid) {
+		/* A group of its own, with its children: ended as one. */
+		setpgid(0, 0);
 		return fz_main(sh);
+	}
 	for (;;) {
 		pid_t got = waitpid(pid, &status, WNOHANG);
 		char path[64];
@@ -539,25 +543,21 @@ int main(void)
 			break;
 		long last = __atomic_load_n(&sh->progress_ms, __ATOMIC_RELAXED);
 
-		if (!last || fz_now_ms() - last < FZ_STALL_MS) {
+		if (!last || fz_now_ms() - last < stall_ms) {
 			usleep(200000);
 			continue;
 		}
-		printf("# the family has not answered for %d s\n", FZ_STALL_MS / 1000);
+		printf("# the family has not answered for %ld s\n", stall_ms / 1000);
 		fz_ring_print(sh);
 		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
 		printf("# kernel stack of the fuzzer:\n");
 		fz_cat(path);
-		kill(pid, SIGKILL);
-		if (sh->holder_pid > 0)
-			fz_holder_stop(sh->holder_pid);
+		kill(-pid, SIGKILL);
 		printf("not ok 99 the family stays responsive\n");
 		return KSFT_FAIL;
 	}
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
-		return 0;
-	if (sh->holder_pid > 0)
-		fz_holder_stop(sh->holder_pid);
+	/* Whatever it left running: the unprivileged child, vfio_open. */
+	kill(-pid, SIGKILL);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	printf("# the fuzzer died of signal %d\n", WTERMSIG(status));
