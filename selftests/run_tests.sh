@@ -67,8 +67,9 @@ fi
 
 # C programs in the order they run: name, the topologies it runs on, and
 # the least number of results (test cases) it must report. lifecycle
-# unloads the module, so it goes last, after the shell tests. One line per
-# program, to keep additions apart.
+# unloads the module, so it goes last, after the shell tests; the fuzzer
+# goes just before it, so that nothing it leaves can disturb another test.
+# One line per program, to keep additions apart.
 c_programs="
 inventory	full,noiommu	8
 errors		full		13
@@ -78,9 +79,10 @@ hotplug		full,noiommu	1
 reserve		full		7
 alloc		full		12
 alloc_stress	full		1
+fuzz		full		11
 lifecycle	full,noiommu	3
 "
-c_late="lifecycle"
+c_late="fuzz lifecycle"
 
 # Shell tests: the least number of results each must report. A test
 # without a line here or without its "# topology:" line fails.
