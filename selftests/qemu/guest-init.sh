@@ -72,6 +72,8 @@ for p in /sys/class/virtio-ports/*; do
 done
 
 export GPUCTL_ROOT GPUCTL_KREL GPUCTL_KO GPUCTL_TOPOLOGY
+# Only when run.sh found them set on the host.
+export GPUCTL_TESTS GPUCTL_STRESS_SECONDS
 export GPUCTL_QMP=/dev/virtio-ports/org.gpuctl.qmp
 export GPUCTL_OUT=$out
 export PATH=$GPUCTL_ROOT/tools/gpuctl:$GPUCTL_ROOT/selftests/bin:$PATH

@@ -154,6 +154,13 @@ mkdir -p "$share"
 	printf 'GPUCTL_KO=%q\n' "$root/build/$rel/gpuctl.ko"
 	printf 'GPUCTL_TOPOLOGY=%q\n' "$topology"
 	printf 'GPUCTL_INTERACTIVE=%q\n' "$interactive"
+	# Handed on to the guest when set: the programs run_tests.sh runs,
+	# and how long each stress program races.
+	for v in GPUCTL_TESTS GPUCTL_STRESS_SECONDS; do
+		if [ -n "${!v:-}" ]; then
+			printf '%s=%q\n' "$v" "${!v}"
+		fi
+	done
 	printf 'GPUCTL_CMD=('
 	printf '%q ' "${cmd[@]}"
 	printf ')\n'
