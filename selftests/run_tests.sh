@@ -27,10 +27,12 @@ if [ -z "$topo" ]; then
 fi
 
 # C programs and the topologies they run on; lifecycle unloads the module,
-# so it goes last.
+# so it goes last. The stress_* programs race for GPUCTL_STRESS_SECONDS
+# each and leave the topology as they found it.
 c_tests_early="inventory:full,noiommu errors:full,noiommu events:full,noiommu
 	dump_race:full,noiommu hotplug:full,noiommu reserve:full,noiommu alloc:full
-	alloc_stress:full"
+	alloc_stress:full stress_rmmod:full stress_open:full stress_rule:full
+	stress_dump:full"
 c_tests_late="lifecycle:full,noiommu"
 
 prog_timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
