@@ -49,15 +49,24 @@ int stress_seconds(void)
 
 struct stress_op *stress_op(struct stress *s, const char *name)
 {
-	/* Workers register their own operations, each under its own name. */
-	int i = __atomic_fetch_add(&s->nops, 1, __ATOMIC_SEQ_CST);
+	struct stress_op *op = &s->overflow;
+	int i;
 
-	if (i >= STRESS_MAX_OPS) {
-		__atomic_fetch_sub(&s->nops, 1, __ATOMIC_SEQ_CST);
-		return &s->overflow;
+	/* Workers register their own; two of a kind share one. */
+	while (__atomic_test_and_set(&s->ops_lock, __ATOMIC_ACQUIRE))
+		usleep(100);
+	for (i = 0; i < s->nops; i++)
+		if (!strcmp(s->ops[i].name, name))
+			break;
+	if (i < STRESS_MAX_OPS) {
+		op = &s->ops[i];
+		if (i == s->nops) {
+			strscpy(op->name, name, sizeof(op->name));
+			s->nops++;
+		}
 	}
-	strscpy(s->ops[i].name, name, sizeof(s->ops[i].name));
-	return &s->ops[i];
+	__atomic_clear(&s->ops_lock, __ATOMIC_RELEASE);
+	return op;
 }
 
 void stress_count(struct stress_op *op, int ret)
@@ -185,7 +194,7 @@ static const char *errno_name(int err)
 		[EINTR] = "EINTR", [EIO] = "EIO", [ENODEV] = "ENODEV",
 		[EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM", [EBUSY] = "EBUSY",
 		[EEXIST] = "EEXIST", [EINVAL] = "EINVAL", [ENOSPC] = "ENOSPC",
-		[ENOBUFS] = "ENOBUFS",
+		[ENOBUFS] = "ENOBUFS", [ESHUTDOWN] = "ESHUTDOWN",
 		[EPROTO] = "EPROTO", [ETIMEDOUT] = "ETIMEDOUT",
 		[EDQUOT] = "EDQUOT", [ENXIO] = "ENXIO",
 		[ECONNRESET] = "ECONNRESET", [E2BIG] = "E2BIG",

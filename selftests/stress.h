@@ -38,6 +38,7 @@ struct stress {
 	int stop;
 	int violations;
 	char first[1024];		/* the first violation, for TH_LOG */
+	bool ops_lock;
 	int nops;
 	struct stress_op ops[STRESS_MAX_OPS];
 	struct stress_op overflow;

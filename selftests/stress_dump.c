@@ -104,6 +104,7 @@ TEST_F_TIMEOUT(stress, dumps_vs_everything, 900)
 	struct stress_hotplug_arg hotplug = { HP_BUS, HP_PORT, "edu" };
 	struct stress *s = self->s;
 	int seconds = stress_seconds();
+	struct nlc_rule rule_left;
 	int i;
 
 	ASSERT_EQ(0, load_reserved(&self->e)) TH_LOG("%s", self->e.why);
@@ -128,12 +129,9 @@ TEST_F_TIMEOUT(stress, dumps_vs_everything, 900)
 	ASSERT_LT(0, stress_spawn(s, "remove", stress_loop_remove, &remove));
 	ASSERT_LT(0, stress_spawn(s, "rebind", stress_loop_rebind, &rebind));
 	ASSERT_LT(0, stress_spawn(s, "limit", stress_loop_limit, &limit));
-	if (getenv("GPUCTL_QMP") && !access("/sys/bus/pci/devices/" HP_PORT, F_OK)) {
-		ASSERT_LT(0, stress_spawn(s, "hotplug", stress_loop_hotplug,
-					  &hotplug));
-	} else {
-		TH_LOG("no QMP or no root port %s: no hot-plug", HP_PORT);
-	}
+	ASSERT_EQ(0, access("/sys/bus/pci/devices/" HP_PORT, F_OK))
+		TH_LOG("no root port %s (%s) to hot-plug into", HP_PORT, HP_BUS);
+	ASSERT_LT(0, stress_spawn(s, "hotplug", stress_loop_hotplug, &hotplug));
 	EXPECT_EQ(0, stress_run(s, seconds));
 	stress_report(s);
 
@@ -147,6 +145,12 @@ TEST_F_TIMEOUT(stress, dumps_vs_everything, 900)
 				       sizeof(self->e.why)))
 		TH_LOG("inventory after the race: %s", self->e.why);
 
+	/*
+	 * The module forgets rules made through netlink when it unloads and
+	 * leaves their driver_override behind, as documented; a rule for
+	 * 07:00.0 again makes its release clear them.
+	 */
+	nlc_rule_new(&self->e.c, RULE_GPU, NULL, false, false, &rule_left);
 	EXPECT_EQ(0, stress_env_restore(&self->e, PARAMS))
 		TH_LOG("restore: %s", self->e.why);
 	EXPECT_EQ(0, s->violations) TH_LOG("first: %s", s->first);
