@@ -7,73 +7,19 @@
  * port "hp0" must be announced and listed, and its removal announced.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "qmp.h"
 #include "testlib.h"
 
-#define QMP_TIMEOUT_MS		10000
 #define PLUG_TIMEOUT_MS		30000
 #define DEV_ID			"gpuctl-c-hpgpu"
 #define ADD_ARGS \
 	"{\"driver\": \"bochs-display\", \"bus\": \"hp0\", \"id\": \"" DEV_ID "\"}"
 #define DEL_ARGS		"{\"id\": \"" DEV_ID "\"}"
-
-/*
- * Sends one command and waits for the answer that carries our id, skipping
- * the greeting and asynchronous events. Returns 0 for "return", -EIO for
- * "error" (the answer is left in @answer), -ETIMEDOUT.
- */
-static int qmp_exec(int fd, const char *execute, const char *args,
-		    const char *id, char *answer, size_t len)
-{
-	char buf[8192], tag[64], cmd[512];
-	long deadline = tl_now_ms() + QMP_TIMEOUT_MS;
-	size_t used = 0;
-
-	snprintf(cmd, sizeof(cmd), "{\"execute\": \"%s\", %s%s%s\"id\": \"%s\"}\n",
-		 execute, args ? "\"arguments\": " : "", args ?: "",
-		 args ? ", " : "", id);
-	fprintf(stderr, "# to QMP: %s", cmd);
-	if (write(fd, cmd, strlen(cmd)) < 0)
-		return -errno;
-	snprintf(tag, sizeof(tag), "\"id\": \"%s\"", id);
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long left = deadline - tl_now_ms();
-		char *nl;
-		ssize_t n;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (poll(&pfd, 1, left) <= 0)
-			continue;
-		n = read(fd, buf + used, sizeof(buf) - 1 - used);
-		if (n <= 0)
-			return n ? -errno : -ECONNRESET;
-		used += n;
-		buf[used] = '\0';
-		while ((nl = strchr(buf, '\n'))) {
-			*nl = '\0';
-			if (strstr(buf, tag) || (strstr(buf, "\"id\":\"") &&
-						 strstr(buf, id))) {
-				size_t n = strnlen(buf, len - 1);
-
-				memcpy(answer, buf, n);
-				answer[n] = '\0';
-				return strstr(buf, "\"return\"") ? 0 : -EIO;
-			}
-			used -= nl + 1 - buf;
-			memmove(buf, nl + 1, used + 1);
-		}
-		if (used == sizeof(buf) - 1)
-			used = 0;	/* an overlong event line: drop it */
-	}
-}
 
 FIXTURE(hp) {
 	struct nlc c;
@@ -86,19 +32,15 @@ FIXTURE(hp) {
 
 FIXTURE_SETUP(hp)
 {
-	const char *path = getenv("GPUCTL_QMP");
-
 	self->qmp = -1;
-	ASSERT_NE(NULL, path)
+	ASSERT_NE(NULL, getenv("GPUCTL_QMP"))
 		TH_LOG("GPUCTL_QMP not set (not under selftests/qemu/run.sh)");
 	ASSERT_EQ(0, nlc_open(&self->c)) TH_LOG("gpuctl family not registered");
 	ASSERT_EQ(0, nlc_open(&self->mon));
 	ASSERT_EQ(0, nlc_monitor_join(&self->mon));
-	self->qmp = open(path, O_RDWR | O_CLOEXEC);
-	ASSERT_GE(self->qmp, 0) TH_LOG("open %s: %s", path, strerror(errno));
-	/* "already negotiated" is an error too, and fine. */
-	qmp_exec(self->qmp, "qmp_capabilities", NULL, "caps", self->answer,
-		 sizeof(self->answer));
+	self->qmp = qmp_open();
+	ASSERT_GE(self->qmp, 0) TH_LOG("open %s: %s", getenv("GPUCTL_QMP"),
+				       strerror(-self->qmp));
 }
 
 FIXTURE_TEARDOWN(hp)

@@ -69,6 +69,8 @@ fi
 # the least number of results (test cases) it must report. lifecycle
 # unloads the module, so it goes last, after the shell tests; the fuzzer
 # goes just before it, so that nothing it leaves can disturb another test.
+# The stress_* programs race for GPUCTL_STRESS_SECONDS each and leave the
+# topology as they found it.
 # One line per program, to keep additions apart.
 c_programs="
 inventory	full,noiommu	8
@@ -79,6 +81,10 @@ hotplug		full,noiommu	1
 reserve		full		7
 alloc		full		12
 alloc_stress	full		1
+stress_rmmod	full		1
+stress_open	full		1
+stress_rule	full		1
+stress_dump	full		1
 fuzz		full		11
 lifecycle	full,noiommu	3
 "
