@@ -466,6 +466,33 @@ wait_subscribed() {	# PID GID
 	return 1
 }
 
+# --------------------------------------------------------- completion --
+
+# complete_words WORD...: the completions gpuctl's bash completion offers
+# for the last WORD, one per line, as bash would compute them (with
+# bash-completion's helpers, which the script uses when they are there).
+complete_words() {
+	(
+		# _init_completion and friends, when the completion uses them
+		if [ -f /usr/share/bash-completion/bash_completion ]; then
+			# shellcheck source=/dev/null
+			source /usr/share/bash-completion/bash_completion
+		fi
+		# shellcheck source=/dev/null
+		source "$GPUCTL_ROOT/tools/gpuctl/gpuctl.bash-completion" || exit 1
+		fn=$(complete -p gpuctl | sed -n 's/.*-F \([^ ]*\) .*/\1/p')
+		[ -n "$fn" ] || exit 1
+		# set as bash sets them before it calls a completion function
+		COMP_WORDS=("$@")
+		COMP_CWORD=$(($# - 1))
+		COMP_LINE="$*"
+		COMP_POINT=${#COMP_LINE}
+		COMPREPLY=()
+		"$fn" gpuctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		printf '%s\n' "${COMPREPLY[@]}"
+	)
+}
+
 # -------------------------------------------------------- reservation --
 
 # Reservation rules, device states and the monitor through the selftests'

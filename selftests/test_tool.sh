@@ -418,28 +418,6 @@ check_man() {
 	[ ! -s "$TMP/man.err" ] && grep -q 'EXIT STATUS' "$TMP/man.out"
 }
 
-complete_words() {	# WORD...: the completions bash offers for the last word
-	(
-		# _init_completion and friends, when the completion uses them
-		if [ -f /usr/share/bash-completion/bash_completion ]; then
-			# shellcheck source=/dev/null
-			source /usr/share/bash-completion/bash_completion
-		fi
-		# shellcheck source=/dev/null
-		source "$GPUCTL_ROOT/tools/gpuctl/gpuctl.bash-completion" || exit 1
-		fn=$(complete -p gpuctl | sed -n 's/.*-F \([^ ]*\) .*/\1/p')
-		[ -n "$fn" ] || exit 1
-		# set as bash sets them before it calls a completion function
-		COMP_WORDS=("$@")
-		COMP_CWORD=$(($# - 1))
-		COMP_LINE="$*"
-		COMP_POINT=${#COMP_LINE}
-		COMPREPLY=()
-		"$fn" gpuctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-		printf '%s\n' "${COMPREPLY[@]}"
-	)
-}
-
 check_complete_object() {
 	complete_words gpuctl d >"$TMP/c" || return 1
 	cat "$TMP/c"

@@ -266,7 +266,10 @@ boot() {
 	: > "$run/stderr"
 	: > "$run/console.log"
 	if [ "$interactive" = 1 ]; then
-		"${qemu[@]}" 2>>"$run/qemu.log" &
+		# Without job control bash gives a background job /dev/null
+		# as stdin unless told otherwise: the console needs the
+		# terminal.
+		"${qemu[@]}" <&0 2>>"$run/qemu.log" &
 	else
 		"${qemu[@]}" </dev/null >>"$run/qemu.log" 2>&1 &
 	fi
