@@ -103,8 +103,11 @@ test_qemu_guest.sh	9
 test_reserve.sh		11
 test_reserve_groups.sh	7
 test_reserve_noiommu.sh	3
+test_rule_match.sh	11
 test_tool.sh		21
 test_tool_alloc.sh	25
+test_tool_cli.sh	9
+test_tool_monitor.sh	6
 test_tool_reserve.sh	17
 test_vfio_adopt.sh	6
 test_vfio_enforce.sh	7

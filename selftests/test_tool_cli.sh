@@ -73,7 +73,7 @@ check_group_show_id() {
 		[ ! -s "$TMP/err" ] && [ "$(grep -c '^group ' "$TMP/out")" = 1 ] || rc=1
 		group_text_as_nl <"$TMP/out" | diff -u "$TMP/nl" - || rc=1
 		run "$TMP/out" "$TMP/err" gpuctl -j group show "$g" || return 1
-		jq -e '.groups | length == 1' "$TMP/out" >/dev/null || rc=1
+		json_check '.groups | length == 1' "$TMP/out" || rc=1
 		group_json_as_nl <"$TMP/out" | diff -u "$TMP/nl" - || rc=1
 	done
 	# the bridge's group is not viable: a member is on a host driver

@@ -52,7 +52,7 @@ monitor_start() {
 
 	gpuctl "$@" monitor >"$TMP/$name" 2>"$TMP/$name.err" &
 	MONITOR_PID=$!
-	wait_subscribed "$MONITOR_PID" "$(monitor_group_id)" ||
+	wait_subscribed "$MONITOR_PID" "$(monitor_group_id ledger)" ||
 		{ echo "gpuctl $* monitor did not subscribe"; return 1; }
 }
 
