@@ -121,7 +121,8 @@ for k in $kernels; do
 	step "module builds with W=1 and -Werror for $k" "$out/build-$k.log" \
 		scripts/build-module.sh "$k" W=1 GPUCTL_WERROR=y
 done
-step "tool builds with -Werror" "$out/tools.log" make -s tools
+step "tool builds with -Werror" "$out/tools.log" \
+	make -s -B -C tools/gpuctl GPUCTL_WERROR=y
 step "selftests build with -Werror" "$out/selftests.log" make -s selftests
 
 # The tool's parser table runs on the host, without a kernel. It prints its
