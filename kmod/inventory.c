@@ -309,6 +309,8 @@ static void gpuctl_inventory_del(struct pci_dev *pdev)
 						 group_node) {
 				gpuctl_netlink_notify_dev(m,
 							  GPUCTL_CMD_DEV_DEL_NTF, 0);
+				/* It stays on the bus, maybe reserved. */
+				gpuctl_reserve_orphan(m);
 				gpuctl_dev_destroy(m);
 			}
 			gpuctl_group_destroy(group);
@@ -451,6 +453,7 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 	case BUS_NOTIFY_DEL_DEVICE:
 		mutex_lock(&gpuctl_lock);
 		gpuctl_scan_forget(pdev);
+		gpuctl_reserve_forget(pdev);
 		gpuctl_inventory_del(pdev);
 		gpuctl_inventory_vf_changed(pdev);
 		/* A foreign member may have lost the GPU that reserved it. */

@@ -27,11 +27,20 @@
  * let go, and tear the device away from it; so the worker unbinds a
  * device from a VFIO driver only while it holds its group's DMA ownership
  * (gpuctl_reserve_fence()), which VFIO needs to let a user in.
+ *
+ * A reserved companion or forced member leaves the table, still on the
+ * rule's driver with gpuctl's override, when its group's last GPU goes
+ * while it stays (a sysfs remove of the GPU function alone). It becomes an
+ * orphan: kept, referenced, until it is tracked again (its GPU came back:
+ * its entry takes over), it is removed, or the rule that reserved it is
+ * deleted, when the worker releases it to the host like any other device.
  */
 
 #include <linux/kmod.h>
+#include <linux/list.h>
 #include <linux/pci.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/gpuctl.h>
@@ -78,6 +87,24 @@ static bool gpuctl_reserve_stopped;
  */
 static const char gpuctl_reserve_fence_owner[] = "gpuctl";
 static struct iommu_group *gpuctl_reserve_fenced;
+
+/**
+ * struct gpuctl_orphan - a device gpuctl reserved that left the table
+ * @node: in gpuctl_orphans, under gpuctl_lock
+ * @pdev: the device, referenced
+ * @rule: the id of the rule that reserved it, 0 when it was being released
+ * @target: the driver gpuctl gave it, in its driver_override
+ * @release: its rule is gone; the worker releases it
+ */
+struct gpuctl_orphan {
+	struct list_head node;
+	struct pci_dev *pdev;
+	u32 rule;
+	char target[GPUCTL_DRIVER_NAME_LEN];
+	bool release;
+};
+
+static LIST_HEAD(gpuctl_orphans);
 
 /**
  * struct gpuctl_enforce - what the worker does to one device, unlocked
@@ -226,6 +253,89 @@ static void gpuctl_reserve_assign(struct gpuctl_dev *dev,
 	gpuctl_inventory_changed();
 }
 
+static void gpuctl_reserve_orphan_free(struct gpuctl_orphan *o)
+{
+	list_del(&o->node);
+	pci_dev_put(o->pdev);
+	kfree(o);
+}
+
+/**
+ * gpuctl_reserve_orphan() - keep a reserved device that leaves the table
+ * @dev: the entry about to be destroyed while its device stays
+ *
+ * Context: gpuctl_lock held; may be a DEL_DEVICE event (GFP_NOIO).
+ */
+void gpuctl_reserve_orphan(struct gpuctl_dev *dev)
+{
+	struct gpuctl_orphan *o;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!dev->target[0] || gpuctl_reserve_stopped)
+		return;
+	o = kzalloc(sizeof(*o), GFP_KERNEL);
+	if (!o) {
+		pci_warn(dev->pdev, "no memory to remember its reservation by rule %u\n",
+			 dev->rule ? dev->rule->id : 0);
+		return;
+	}
+	o->pdev = pci_dev_get(dev->pdev);
+	o->rule = dev->rule ? dev->rule->id : 0;
+	strscpy(o->target, dev->target, sizeof(o->target));
+	list_add_tail(&o->node, &gpuctl_orphans);
+	pci_dbg(dev->pdev, "orphaned on %s, rule %u\n", o->target, o->rule);
+}
+
+/**
+ * gpuctl_reserve_forget() - a device left the bus: it is no orphan now
+ * @pdev: the device
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_reserve_forget(struct pci_dev *pdev)
+{
+	struct gpuctl_orphan *o, *tmp;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	list_for_each_entry_safe(o, tmp, &gpuctl_orphans, node)
+		if (o->pdev == pdev)
+			gpuctl_reserve_orphan_free(o);
+}
+
+/*
+ * An orphan tracked again hands over to its entry, which releases it when
+ * no rule reserves it now; one whose rule is gone is released by the
+ * worker. Returns true when there is work for the worker.
+ */
+static bool gpuctl_reserve_orphans_refresh(void)
+{
+	struct gpuctl_orphan *o, *tmp;
+	struct gpuctl_dev *dev;
+	bool pending = false;
+
+	list_for_each_entry_safe(o, tmp, &gpuctl_orphans, node) {
+		dev = gpuctl_inventory_find(gpuctl_inventory_key(pci_domain_nr(o->pdev->bus),
+								 o->pdev->bus->number,
+								 o->pdev->devfn));
+		if (dev && dev->pdev == o->pdev) {
+			if (!dev->rule && !dev->target[0]) {
+				strscpy(dev->target, o->target,
+					sizeof(dev->target));
+				dev->pending = true;
+				pending = true;
+			}
+			gpuctl_reserve_orphan_free(o);
+			continue;
+		}
+		if (!o->release && !(o->rule && gpuctl_rule_find(o->rule)))
+			o->release = true;
+		pending |= o->release;
+	}
+	return pending;
+}
+
 /**
  * gpuctl_reserve_refresh() - give every device the rule that reserves it
  *
@@ -252,6 +362,7 @@ void gpuctl_reserve_refresh(void)
 			gpuctl_reserve_assign(dev, gpuctl_reserve_rule_via_gpu(dev));
 		pending |= dev->pending;
 	}
+	pending |= gpuctl_reserve_orphans_refresh();
 
 	if (pending)
 		gpuctl_reserve_kick();
@@ -367,21 +478,34 @@ static int gpuctl_reserve_fence(struct gpuctl_enforce *e,
 	struct gpuctl_dev *dev;
 	int ret = 0;
 
+	struct iommu_group *grp;
+
 	*fence = NULL;
 	mutex_lock(&gpuctl_lock);
 	dev = gpuctl_inventory_find(e->key);
-	if (!dev || dev->pdev != e->pdev || !dev->group ||
-	    gpuctl_group_offender(dev->group))
-		goto out;
+	if (dev && dev->pdev == e->pdev) {
+		if (!dev->group || gpuctl_group_offender(dev->group))
+			goto out;
+		grp = dev->group->grp;
+		iommu_group_ref_get(grp);
+	} else {
+		/*
+		 * Not in the table (an orphan, or gone since): its group
+		 * unknown to gpuctl, any claim in it counts as a VFIO user's.
+		 */
+		grp = iommu_group_get(&e->pdev->dev);
+		if (!grp)
+			goto out;
+	}
 
-	if (iommu_group_claim_dma_owner(dev->group->grp,
+	if (iommu_group_claim_dma_owner(grp,
 					(void *)gpuctl_reserve_fence_owner)) {
+		iommu_group_put(grp);
 		ret = -EBUSY;
 		goto out;
 	}
-	*fence = dev->group->grp;
-	iommu_group_ref_get(*fence);
-	gpuctl_reserve_fenced = *fence;
+	*fence = grp;
+	gpuctl_reserve_fenced = grp;
 out:
 	mutex_unlock(&gpuctl_lock);
 	return ret;
@@ -542,6 +666,28 @@ static bool gpuctl_reserve_next_pending(unsigned long *key,
 	return false;
 }
 
+/* The next orphan to release, taken off the list, its device pinned. */
+static bool gpuctl_reserve_next_orphan(struct gpuctl_enforce *e)
+{
+	struct gpuctl_orphan *o;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	list_for_each_entry(o, &gpuctl_orphans, node) {
+		if (!o->release)
+			continue;
+		memset(e, 0, sizeof(*e));
+		e->pdev = pci_dev_get(o->pdev);
+		e->key = gpuctl_inventory_key(pci_domain_nr(o->pdev->bus),
+					      o->pdev->bus->number,
+					      o->pdev->devfn);
+		strscpy(e->target, o->target, sizeof(e->target));
+		gpuctl_reserve_orphan_free(o);
+		return true;
+	}
+	return false;
+}
+
 /* Record what the worker did to a device, if it is still the same one. */
 static void gpuctl_reserve_finish(struct gpuctl_enforce *e, u32 action,
 				  bool retry)
@@ -608,6 +754,13 @@ static void gpuctl_reserve_work_fn(struct work_struct *work)
 		pci_dev_put(e.pdev);
 		again |= retry;
 		key++;
+	}
+	while (gpuctl_reserve_next_orphan(&e)) {
+		mutex_unlock(&gpuctl_lock);
+		if (gpuctl_reserve_release(&e))
+			pci_info(e.pdev, "released: its rule went while its GPU was away\n");
+		pci_dev_put(e.pdev);
+		mutex_lock(&gpuctl_lock);
 	}
 	WRITE_ONCE(gpuctl_reserve_done, pass);
 	if (again && !gpuctl_reserve_stopped)
@@ -697,6 +850,14 @@ void gpuctl_reserve_stop(void)
 
 	cancel_delayed_work_sync(&gpuctl_reserve_work);
 	wake_up_all(&gpuctl_reserve_done_wq);
+
+	/* Like the devices in the table, orphans keep their override. */
+	mutex_lock(&gpuctl_lock);
+	while (!list_empty(&gpuctl_orphans))
+		gpuctl_reserve_orphan_free(list_first_entry(&gpuctl_orphans,
+							    struct gpuctl_orphan,
+							    node));
+	mutex_unlock(&gpuctl_lock);
 }
 
 /**

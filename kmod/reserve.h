@@ -15,6 +15,8 @@ struct gpuctl_rule;
 void gpuctl_reserve_refresh(void);
 void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev);
 void gpuctl_reserve_claim(struct pci_dev *only);
+void gpuctl_reserve_orphan(struct gpuctl_dev *dev);
+void gpuctl_reserve_forget(struct pci_dev *pdev);
 unsigned long gpuctl_reserve_kick(void);
 bool gpuctl_reserve_wait(unsigned long ticket);
 bool gpuctl_reserve_vfio_busy(const struct gpuctl_dev *dev);

@@ -103,6 +103,7 @@ test_qemu_guest.sh	9
 test_reserve.sh		11
 test_reserve_groups.sh	7
 test_reserve_noiommu.sh	3
+test_reserve_orphan.sh	5
 test_rule_match.sh	11
 test_tool.sh		21
 test_tool_alloc.sh	25
@@ -118,8 +119,9 @@ test_ynl_alloc.sh	8
 "
 # Shell tests that change the topology for the rest of the boot go last:
 # test_golden.sh removes and rescans the HDA 07:00.1, which comes back in
-# an IOMMU group of its own, no longer its GPU's companion.
-shell_late="test_golden.sh"
+# an IOMMU group of its own, no longer its GPU's companion;
+# test_reserve_orphan.sh removes and rescans the GPUs of 0f:00.
+shell_late="test_golden.sh test_reserve_orphan.sh"
 
 prog_timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
 prog_timeout=${GPUCTL_PROG_TIMEOUT:-${prog_timeout:-300}}

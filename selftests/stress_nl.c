@@ -183,8 +183,10 @@ struct dump_check {
 	const struct dump_kind *k;
 	int n;
 	char keys[DUMP_MAX_KEYS][KEY_LEN];
-	int nbad;
+	int nbad;			/* a message that is wrong */
 	char bad[512];
+	int nrace;			/* a duplicate or a key out of order */
+	char race[512];
 };
 
 /* Keeps the first problem of a dump; counts them all. */
@@ -194,6 +196,18 @@ struct dump_check {
 									\
 		if (!_ck->nbad++)					\
 			snprintf(_ck->bad, sizeof(_ck->bad), __VA_ARGS__); \
+	} while (0)
+
+/*
+ * A duplicate or a key out of order is what a dump interrupted by a change
+ * may show: it only counts when the dump was not flagged NLM_F_DUMP_INTR.
+ */
+#define RACE(ck, ...)							\
+	do {								\
+		struct dump_check *_ck = (ck);				\
+									\
+		if (!_ck->nrace++)					\
+			snprintf(_ck->race, sizeof(_ck->race), __VA_ARGS__); \
 	} while (0)
 
 /* The message's key, sortable as a string; false when it lacks one. */
@@ -263,11 +277,11 @@ static int dump_check_cb(struct nlc *c, __u8 cmd, const struct nlmsghdr *nlh,
 	if (dump_key(ck, nlh, key)) {
 		for (i = 0; i < ck->n && i < DUMP_MAX_KEYS; i++)
 			if (!strcmp(ck->keys[i], key))
-				BAD(ck, "%s twice (messages %d and %d)", key, i,
-				    ck->n);
+				RACE(ck, "%s twice (messages %d and %d)", key,
+				     i, ck->n);
 		if (ck->k->ordered && ck->n && ck->n <= DUMP_MAX_KEYS &&
 		    strcmp(ck->keys[ck->n - 1], key) > 0)
-			BAD(ck, "%s after %s", key, ck->keys[ck->n - 1]);
+			RACE(ck, "%s after %s", key, ck->keys[ck->n - 1]);
 		if (ck->n < DUMP_MAX_KEYS)
 			strscpy(ck->keys[ck->n], key, KEY_LEN);
 	}
@@ -310,12 +324,12 @@ static void dump_one(struct stress *s, struct nlc *c, long unloads,
 					 strerror(-ret), c->extack);
 			break;
 		}
-		if (ck->nbad) {
+		if (ck->nbad || (ck->nrace && !info.intr)) {
 			stress_count(ops->done[i], -EPROTO);
 			stress_violation(s, "%s dump of %d messages%s: %s",
 					 k->name, ck->n,
 					 info.intr ? " (NLM_F_DUMP_INTR)" : "",
-					 ck->bad);
+					 ck->nbad ? ck->bad : ck->race);
 			break;
 		}
 		if (!info.intr) {
