@@ -43,7 +43,7 @@ bool stress_nl_ready(struct stress *s, struct nlc *c, long *unloads)
 	return false;
 }
 
-/* The module went away under the request that got -ENOENT. */
+/* The module went away under the request that failed. */
 static bool vanished(struct stress *s, long unloads)
 {
 	long deadline = tl_now_ms() + VANISH_MS;
@@ -314,7 +314,13 @@ static void dump_one(struct stress *s, struct nlc *c, long unloads,
 		if (!msg)
 			break;
 		ret = nlc_exchange(c, msg, dump_check_cb, ck, &info);
-		if (ret == -ENOENT && vanished(s, unloads)) {
+		/*
+		 * A dump that starts while rmmod is unloading the module gets
+		 * -EPROTONOSUPPORT from the netlink core (its try_module_get()
+		 * fails) rather than the -ENOENT of a family that is gone.
+		 */
+		if ((ret == -ENOENT || ret == -EPROTONOSUPPORT) &&
+		    vanished(s, unloads)) {
 			stress_count(ops->gone, 0);
 			break;
 		}
