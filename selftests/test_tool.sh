@@ -9,10 +9,12 @@
 # page and bash completion.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
-# optional insmod arguments.
-# shellcheck disable=SC2317,SC2119
+# optional insmod arguments; json_check's jq filters name jq variables in
+# single quotes.
+# shellcheck disable=SC2317,SC2119,SC2016
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
+set -o pipefail
 
 SYS_PCI=/sys/bus/pci/devices
 TMP=$(mktemp -d /tmp/test_tool.XXXXXX)
@@ -25,7 +27,8 @@ cleanup() {
 trap cleanup EXIT
 
 # The model: what the tool must report, from sysfs alone. One pass over
-# /sys/bus/pci/devices with few forks, because every fork is slow under TCG.
+# /sys/bus/pci/devices with few forks, because every fork is slow under TCG:
+# files are read with the read builtin, never $(<FILE), which forks.
 declare -A CLASS DRIVER GROUP PHYSFN PARENT
 
 sysfs_scan() {
@@ -33,7 +36,7 @@ sysfs_scan() {
 
 	CLASS=() DRIVER=() GROUP=() PHYSFN=() PARENT=()
 	for d in "$SYS_PCI"/*; do
-		CLASS[${d##*/}]=$(<"$d/class")
+		read -r "CLASS[${d##*/}]" <"$d/class"
 	done
 	# every link the model needs, from one find
 	while read -r dir name target; do
@@ -125,19 +128,23 @@ sysfs_gpu_groups() {
 # The tracked devices as `gpuctl -j dev show` must print them (without
 # the pci.ids names), one sorted JSON object each.
 sysfs_model() {
-	local a d total num
+	local a d total num ven dev sven sdev rev node
 
 	sysfs_scan
 	for a in $(sysfs_tracked); do
 		d=$SYS_PCI/$a
 		total=0 num=0
-		[ -r "$d/sriov_totalvfs" ] && total=$(<"$d/sriov_totalvfs")
-		[ -r "$d/sriov_numvfs" ] && num=$(<"$d/sriov_numvfs")
-		printf '%s\n' "$a" "$(<"$d/vendor")" "$(<"$d/device")" \
-			"$(<"$d/subsystem_vendor")" "$(<"$d/subsystem_device")" \
-			"${CLASS[$a]}" "$(( $(<"$d/revision") ))" "${DRIVER[$a]}" \
-			"${GROUP[$a]}" "$(<"$d/numa_node")" "${PARENT[$a]}" \
-			"$total" "$num" "${PHYSFN[$a]}" "$(sysfs_role "$a")"
+		[ -r "$d/sriov_totalvfs" ] && read -r total <"$d/sriov_totalvfs"
+		[ -r "$d/sriov_numvfs" ] && read -r num <"$d/sriov_numvfs"
+		read -r ven <"$d/vendor"
+		read -r dev <"$d/device"
+		read -r sven <"$d/subsystem_vendor"
+		read -r sdev <"$d/subsystem_device"
+		read -r rev <"$d/revision"
+		read -r node <"$d/numa_node"
+		printf '%s\n' "$a" "$ven" "$dev" "$sven" "$sdev" "${CLASS[$a]}" \
+			"$((rev))" "${DRIVER[$a]}" "${GROUP[$a]}" "$node" \
+			"${PARENT[$a]}" "$total" "$num" "${PHYSFN[$a]}" "$(sysfs_role "$a")"
 	done | jq -R . | jq -s -S -c '
 		def hex: ltrimstr("0x");
 		def opt: if . == "" then null else . end;
@@ -191,26 +198,30 @@ check_dev_set() {
 check_dev_fields() {
 	sysfs_model | jq -s -S 'sort_by(.address)' >"$TMP/want" &&
 	tool_devs | jq -s -S 'sort_by(.address)' >"$TMP/got" &&
-	diff -u "$TMP/want" "$TMP/got"
+	diff -u "$TMP/want" "$TMP/got" &&
+	json_check 'length > 0' "$TMP/want"
 }
 
 check_id_formats() {
 	# ids are strings of 4 lower-case hex digits, the class of 6
-	gpuctl -j dev show | jq -e '[.devices[] |
+	gpuctl -j dev show | json_check '.devices | length > 0 and all(
 		(.vendor_id | test("^[0-9a-f]{4}$")) and
 		(.device_id | test("^[0-9a-f]{4}$")) and
 		(.subsystem_vendor_id | test("^[0-9a-f]{4}$")) and
 		(.subsystem_device_id | test("^[0-9a-f]{4}$")) and
-		(.class | test("^[0-9a-f]{6}$"))] | all' >/dev/null
+		(.class | test("^[0-9a-f]{6}$")))'
 }
 
 check_dev_one() {
 	local a
 
-	a=$(sysfs_tracked | tail -n1)
+	sysfs_tracked >"$TMP/tracked" || return 1
+	a=$(tail -n1 "$TMP/tracked")
+	[ -n "$a" ] || { echo "no tracked device in sysfs"; return 1; }
 	tool_devs >"$TMP/devs" || return 1
 	jq -S --arg a "$a" 'select(.address == $a)' "$TMP/devs" >"$TMP/want"
-	gpuctl -j dev show "$a" | jq -e '.devices | length == 1' >/dev/null &&
+	[ -s "$TMP/want" ] || { echo "dev show lists no $a"; return 1; }
+	gpuctl -j dev show "$a" | json_check '.devices | length == 1' &&
 	tool_devs "$a" >"$TMP/got" &&
 	diff -u "$TMP/want" "$TMP/got"
 }
@@ -222,79 +233,93 @@ lspci_names() {	# "ADDR Vendor=NAME;Device=NAME;" for every device
 		END { if (a) print a " Vendor=" v ";Device=" d ";" }'
 }
 
-check_dev_names() {
-	local a rc=0 want got
+# lspci's names of the tracked devices, as lspci_names prints them.
+tracked_lspci_names() {
+	sysfs_tracked >"$TMP/tracked" || return 1
+	[ -s "$TMP/tracked" ] || { echo "no tracked device in sysfs"; return 1; }
+	lspci_names | awk 'NR == FNR { t[$1] = 1; next } $1 in t' "$TMP/tracked" - |
+		sort
+}
 
-	gpuctl -j dev show >"$TMP/devs" || return 1
-	lspci_names >"$TMP/names"
-	for a in $(sysfs_tracked); do
-		want=$(grep "^$a " "$TMP/names" | cut -d' ' -f2-)
-		got=$(jq -r --arg a "$a" '.devices[] | select(.address == $a) |
-			"Vendor=\(.vendor);Device=\(.device);"' "$TMP/devs")
-		[ "$want" = "$got" ] || { echo "$a: lspci $want, gpuctl $got"; rc=1; }
-	done
-	return "$rc"
+check_dev_names() {
+	tracked_lspci_names >"$TMP/want" || return 1
+	gpuctl -j dev show | jq -r '.devices[] |
+		"\(.address) Vendor=\(.vendor);Device=\(.device);"' | sort >"$TMP/got" ||
+		return 1
+	diff -u "$TMP/want" "$TMP/got"
 }
 
 check_dev_table() {
-	local a vendor rc=0
-
+	tracked_lspci_names >"$TMP/names" || return 1
 	gpuctl dev show >"$TMP/table" || return 1
-	lspci_names >"$TMP/names"
-	for a in $(sysfs_tracked); do
-		vendor=$(grep "^$a " "$TMP/names" | sed 's/.*Vendor=\(.*\);Device=.*/\1/')
-		if ! grep -F "$a" "$TMP/table" | grep -qF "$vendor"; then
-			echo "no line with $a and vendor \"$vendor\""
-			rc=1
-		fi
-	done
-	[ "$rc" -eq 0 ] || cat "$TMP/table"
-	return "$rc"
+	# every tracked address on a line that also names its vendor
+	awk 'NR == FNR {
+		v = $0; sub(/^[^ ]* Vendor=/, "", v); sub(/;Device=.*/, "", v)
+		want[$1] = v; next
+	}
+	{ for (a in want) if (index($0, a) && index($0, want[a])) found[a] = 1 }
+	END {
+		for (a in want) if (!(a in found)) {
+			printf "no line with %s and vendor \"%s\"\n", a, want[a]; bad = 1
+		}
+		exit bad
+	}' "$TMP/names" "$TMP/table" || { cat "$TMP/table"; return 1; }
 }
 
 # Viable when every non-bridge member is bound to a VFIO driver, pci-stub
-# or nothing (spec, group attribute "viable").
-sysfs_group_json() {	# GROUP
-	local g=$1 m viable=true offenders=''
+# or nothing (spec, group attribute "viable"). One line per group of a GPU:
+# "ID VIABLE MEMBER,... OFFENDER,...", from sysfs with builtins only.
+sysfs_groups_model() {
+	local g m viable members offenders
 
-	for m in $(sysfs_group_members "$g"); do
-		sysfs_is_bridge "$m" && continue
-		[ -n "${DRIVER[$m]}" ] || continue
-		case ${DRIVER[$m]} in
-		vfio*|pci-stub) ;;
-		*) viable=false; offenders="$offenders $m" ;;
-		esac
+	for g in $(sysfs_gpu_groups); do
+		viable=true members='' offenders=''
+		for m in $(sysfs_group_members "$g"); do
+			members+=",$m"
+			sysfs_is_bridge "$m" && continue
+			[ -n "${DRIVER[$m]}" ] || continue
+			case ${DRIVER[$m]} in
+			vfio*|pci-stub) ;;
+			*) viable=false; offenders+=",$m" ;;
+			esac
+		done
+		echo "$g $viable ${members#,} ${offenders#,}"
 	done
-	sysfs_group_members "$g" | jq -R . | jq -s -S --argjson id "$g" \
-		--argjson viable "$viable" --arg off "$offenders" \
-		'{id: $id, devices: sort, viable: $viable,
-		  offenders: ($off | split(" ") | map(select(. != "")))}'
 }
 
+# The tool's groups against the model: the same ids, members and
+# viability; no reason when viable, else a reason naming an offender.
 check_groups() {
-	local g rc=0 reason
-
 	gpuctl -j group show >"$TMP/groups" || return 1
 	sysfs_scan
-	sysfs_gpu_groups >"$TMP/want"
-	jq -r '.groups[].id' "$TMP/groups" | sort -n >"$TMP/got"
-	diff -u "$TMP/want" "$TMP/got" || rc=1
-	for g in $(sysfs_gpu_groups); do
-		sysfs_group_json "$g" >"$TMP/want"
-		jq -S --argjson g "$g" '.groups[] | select(.id == $g) |
-			{id, devices: (.devices | sort), viable}' "$TMP/groups" >"$TMP/got"
-		diff -u <(jq -S 'del(.offenders)' "$TMP/want") "$TMP/got" || rc=1
-		reason=$(jq -r --argjson g "$g" \
-			'.groups[] | select(.id == $g) | .reason // ""' "$TMP/groups")
-		if jq -e .viable "$TMP/want" >/dev/null; then
-			[ -z "$reason" ] || { echo "group $g viable with reason \"$reason\""; rc=1; }
-		elif ! jq -r '.offenders[]' "$TMP/want" | grep -qxF -f - \
-			<(grep -o '[0-9a-f]\{4\}:[0-9a-f]\{2\}:[0-9a-f]\{2\}\.[0-7]' <<<"$reason"); then
-			echo "group $g: reason \"$reason\" names no offender of: $(jq -c .offenders "$TMP/want")"
-			rc=1
-		fi
-	done
-	return "$rc"
+	sysfs_groups_model >"$TMP/want" || return 1
+	[ -s "$TMP/want" ] || { echo "no GPU in an IOMMU group in sysfs"; return 1; }
+	jq -r '.groups[] | "\(.id) \(.viable) \(.devices | sort | join(",")) \(.reason // "")"' \
+		"$TMP/groups" >"$TMP/got" || return 1
+	awk 'NR == FNR { want[$1] = $0; next }
+	{
+		id = $1; seen[id] = 1
+		if (!(id in want)) { print "group " id " is not a GPU group of sysfs"; bad = 1; next }
+		split(want[id], w, " ")
+		reason = $0; sub(/^[^ ]* [^ ]* [^ ]* ?/, "", reason)
+		if ($2 != w[2] || $3 != w[3]) {
+			print "group " id ": gpuctl \"" $2 " " $3 "\", sysfs \"" w[2] " " w[3] "\""
+			bad = 1
+		} else if (w[2] == "true" && reason != "") {
+			print "group " id " viable with reason \"" reason "\""; bad = 1
+		} else if (w[2] == "false") {
+			n = split(w[4], off, ","); named = 0
+			for (i = 1; i <= n; i++) if (index(reason, off[i])) named = 1
+			if (!named) {
+				print "group " id ": reason \"" reason "\" names no offender of " w[4]
+				bad = 1
+			}
+		}
+	}
+	END {
+		for (id in want) if (!(id in seen)) { print "gpuctl lacks group " id; bad = 1 }
+		exit bad
+	}' "$TMP/want" "$TMP/got" || { cat "$TMP/want" "$TMP/got"; return 1; }
 }
 
 check_viable_tracks_driver() {
@@ -302,24 +327,24 @@ check_viable_tracks_driver() {
 	# binding them again restores the previous answer.
 	local g m rc=0 bound=()
 
-	[ -n "$(sysfs_gpu_groups)" ] || return 4	# no IOMMU: nothing to check
 	sysfs_scan
 	g=${GROUP[$(pick_rebind_dev)]}
-	[ -n "$g" ] || return 1
+	[ -n "$g" ] || { echo "no bound GPU in an IOMMU group"; return 1; }
 	for m in $(sysfs_group_members "$g"); do
 		sysfs_is_bridge "$m" && continue
 		[ -n "${DRIVER[$m]}" ] || continue
 		bound+=("$m=${DRIVER[$m]}")
 		write_to "$m" "$SYS_PCI/$m/driver/unbind"
 	done
-	gpuctl -j group show | jq -e --argjson g "$g" \
-		'.groups[] | select(.id == $g) | .viable == true and .reason == null' ||
-		rc=1
+	gpuctl -j group show | json_check --argjson g "$g" \
+		'[.groups[] | select(.id == $g)] | length == 1 and
+		 (.[0] | .viable == true and .reason == null)' || rc=1
 	for m in "${bound[@]}"; do
 		write_to "${m%%=*}" "/sys/bus/pci/drivers/${m#*=}/bind"
 	done
-	gpuctl -j group show | jq -e --argjson g "$g" \
-		'.groups[] | select(.id == $g) | .viable == false' || rc=1
+	gpuctl -j group show | json_check --argjson g "$g" \
+		'[.groups[] | select(.id == $g)] | length == 1 and .[0].viable == false' ||
+		rc=1
 	return "$rc"
 }
 
@@ -339,8 +364,10 @@ check_garbage_addr() {
 
 	gpuctl dev show garbage >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	cat "$TMP/err"
-	[ "$rc" -eq 1 ] && [ -s "$TMP/err" ]
+	cat "$TMP/out" "$TMP/err"
+	[ "$rc" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+	grep -qx 'gpuctl: invalid PCI address "garbage", expected DDDD:BB:DD.F or BB:DD.F' \
+		"$TMP/err"
 }
 
 check_bad_object() {
@@ -348,7 +375,9 @@ check_bad_object() {
 
 	gpuctl nosuchobject >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	[ "$rc" -eq 1 ]
+	cat "$TMP/out" "$TMP/err"
+	[ "$rc" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+	grep -qx 'gpuctl: unknown object "nosuchobject", try "gpuctl help"' "$TMP/err"
 }
 
 check_version() {
@@ -380,11 +409,11 @@ check_monitor() {
 	drv=${DRIVER[$a]}
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
-	wait_subscribed "$MON_PID" "$(monitor_group_id ledger)" || return 1
+	wait_monitor_subscribed "$MON_PID" || return 1
 	write_to "$a" "$SYS_PCI/$a/driver/unbind"
 	write_to "$a" "/sys/bus/pci/drivers/$drv/bind"
 	for i in $(seq 20); do
-		jq -e -s --arg a "$a" --arg drv "$drv" \
+		json_check --slurp --arg a "$a" --arg drv "$drv" \
 			'[.[] | select(.name == "dev-change-ntf" and .msg.address == $a)] |
 			 any(.msg.driver == $drv)' "$TMP/mon" >/dev/null 2>&1 && break
 		sleep 0.5
@@ -396,16 +425,16 @@ check_monitor() {
 	cat "$TMP/mon" "$TMP/mon.err"
 	[ "$i" -eq 0 ] || { echo "monitor exit status $i on SIGTERM"; return 1; }
 	# one JSON object per line, each {"name": ..., "msg": {...}}
-	while read -r line; do
-		jq -e 'has("name") and (.msg | type == "object")' <<<"$line" \
-			>/dev/null || { echo "bad line: $line"; return 1; }
-	done <"$TMP/mon"
+	jq -e -R -n '[inputs | (try fromjson catch "bad line: \(.)")] |
+		length > 0 and all(type == "object" and has("name") and
+				   (.msg | type == "object"))' "$TMP/mon" >/dev/null ||
+		{ echo "not one event object per line"; return 1; }
 	# the unbind shows the device without a driver, then the bind with it
-	jq -e -s --arg a "$a" --arg drv "$drv" '
+	json_check --slurp --arg a "$a" --arg drv "$drv" '
 		[.[] | select(.name == "dev-change-ntf" and .msg.address == $a) |
 		 .msg.driver // null] as $d |
 		($d | index(null)) as $u |
-		$u != null and ($d[$u:] | index($drv)) != null' "$TMP/mon" >/dev/null
+		$u != null and ($d[$u:] | index($drv)) != null' "$TMP/mon"
 }
 
 check_man() {
