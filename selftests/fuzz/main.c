@@ -121,7 +121,7 @@ static int fz_kmsg_scan(int fd)
 {
 	static const char *const bad[] = {
 		"WARNING:", "BUG:", "Oops", "general protection", "KASAN",
-		"kmemleak", "circular locking", "Call Trace",
+		"kmemleak", "circular locking", "Call Trace", "truncated extack",
 	};
 	char rec[8192];
 	unsigned int i;
