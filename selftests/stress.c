@@ -5,7 +5,6 @@
  * The stress programs' workers, counters, kernel log watch and PCI
  * snapshots; see stress.h.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -371,74 +370,6 @@ int stress_write(const char *path, const char *val)
 	return n;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char * const *)a, *(const char * const *)b);
-}
-
-/* The other members of @addr's IOMMU group, sorted, comma-separated. */
-static void group_peers(const char *addr, char *buf, size_t len)
-{
-	char path[256];
-	char *names[NLC_MAX_MEMBERS];
-	struct dirent *de;
-	size_t used = 0;
-	int i, n = 0;
-	DIR *dir;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group/devices",
-		 addr);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir)) && n < NLC_MAX_MEMBERS)
-		if (de->d_name[0] != '.' && strcmp(de->d_name, addr))
-			names[n++] = strdup(de->d_name);
-	closedir(dir);
-	qsort(names, n, sizeof(names[0]), name_cmp);
-	for (i = 0; i < n; i++) {
-		if (names[i] && used < len)
-			used += snprintf(buf + used, len - used, "%s%s",
-					 i ? "," : "", names[i]);
-		free(names[i]);
-	}
-}
-
-int stress_snapshot(char *buf, size_t len)
-{
-	DIR *dir = opendir("/sys/bus/pci/devices");
-	char *names[256];
-	struct dirent *de;
-	size_t used = 0;
-	int i, n = 0;
-
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)) && n < (int)ARRAY_SIZE(names))
-		if (de->d_name[0] != '.')
-			names[n++] = strdup(de->d_name);
-	closedir(dir);
-	qsort(names, n, sizeof(names[0]), name_cmp);
-	buf[0] = '\0';
-	for (i = 0; i < n; i++) {
-		char drv[NLC_NAME_LEN] = "", ovr[NLC_NAME_LEN] = "";
-		char peers[NLC_MAX_MEMBERS * NLC_ADDR_LEN];
-
-		if (names[i]) {
-			tl_driver_of(names[i], drv, sizeof(drv));
-			tl_override_of(names[i], ovr, sizeof(ovr));
-			group_peers(names[i], peers, sizeof(peers));
-			if (used < len)
-				used += snprintf(buf + used, len - used,
-						 "%s driver=%s override=%s group+=%s\n",
-						 names[i], drv, ovr, peers);
-		}
-		free(names[i]);
-	}
-	return used < len ? 0 : -E2BIG;
-}
-
 /* The first line of @a that @b lacks, or of @b that @a lacks. */
 static void first_difference(const char *a, const char *b, char *why,
 			     size_t len)
@@ -472,7 +403,7 @@ int stress_wait_snapshot(const char *before, int timeout_ms, char *why,
 		return -ENOMEM;
 	stress_write("/sys/bus/pci/rescan", "1");
 	for (;;) {
-		ret = stress_snapshot(now, STRESS_SNAPSHOT_LEN);
+		ret = tl_pci_snapshot(now, STRESS_SNAPSHOT_LEN, true);
 		if (!ret && !strcmp(before, now))
 			break;
 		if (tl_now_ms() >= deadline) {
@@ -635,7 +566,7 @@ int stress_env_setup(struct stress_env *e)
 		    nallocs, nrules);
 		return -EEXIST;
 	}
-	ret = stress_snapshot(e->before, sizeof(e->before));
+	ret = tl_pci_snapshot(e->before, sizeof(e->before), true);
 	if (ret) {
 		WHY(e, "PCI snapshot: %s", strerror(-ret));
 		return ret;

@@ -108,12 +108,10 @@ long stress_module_refcnt(void);
 int stress_write(const char *path, const char *val);
 
 /*
- * Every PCI function with its driver and driver_override, and each IOMMU
- * group's members, as one string: what a program must leave behind as it
- * found it.
+ * The room for tl_pci_snapshot() with groups, the PCI state a program
+ * must leave behind as it found it.
  */
 #define STRESS_SNAPSHOT_LEN	16384
-int stress_snapshot(char *buf, size_t len);
 /*
  * Waits up to @timeout_ms for the PCI state to equal @before, rescanning
  * the bus once first (a removed device comes back). 0, or -ETIMEDOUT with
