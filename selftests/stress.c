@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -247,15 +246,6 @@ long stress_count_of(const struct stress *s, const char *name, int err)
 	return sum;
 }
 
-int stress_kmsg_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
 /* What qemu/run.sh fails a run on, and what lockdep and the hung task
  * detector print.
  */
@@ -295,26 +285,6 @@ int stress_kmsg_reports(int fd)
 		}
 	}
 	return bad;
-}
-
-int stress_module_load(const char *params)
-{
-	const char *ko = getenv("GPUCTL_KO");
-	int fd, ret;
-
-	if (!ko)
-		return -ENOENT;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, params ?: "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-int stress_module_unload(void)
-{
-	return syscall(SYS_delete_module, "gpuctl", O_NONBLOCK) ? -errno : 0;
 }
 
 bool stress_module_loaded(void)
@@ -571,7 +541,7 @@ int stress_env_setup(struct stress_env *e)
 		WHY(e, "PCI snapshot: %s", strerror(-ret));
 		return ret;
 	}
-	e->kmsg = stress_kmsg_open();
+	e->kmsg = tl_kmsg_open();
 	return 0;
 }
 
@@ -596,7 +566,7 @@ int stress_env_restore(struct stress_env *e, const char *params)
 	e->why[0] = '\0';
 	/* Rules and overrides go with the module that knows them. */
 	if (!stress_module_loaded())
-		ret = stress_module_load(params ?: "dyndbg=+p");
+		ret = tl_module_load(params ?: "dyndbg=+p");
 	if (!ret && !e->c.sk)
 		ret = nlc_open(&e->c);
 	if (!ret)
@@ -608,10 +578,10 @@ int stress_env_restore(struct stress_env *e, const char *params)
 		return ret;
 	}
 	if (params) {
-		ret = stress_module_unload();
+		ret = tl_module_unload();
 		/* As run_tests.sh loads it. */
 		if (!ret)
-			ret = stress_module_load("dyndbg=+p");
+			ret = tl_module_load("dyndbg=+p");
 		if (ret) {
 			WHY(e, "reloading gpuctl: %s", strerror(-ret));
 			return ret;

@@ -88,16 +88,13 @@ void stress_report(const struct stress *s);
 long stress_count_of(const struct stress *s, const char *name, int err);
 
 /*
- * The kernel log from now on (/dev/kmsg, read non-blocking), and every
- * record since then that a clean run must not have: WARN, BUG, oops,
- * KASAN, lockdep, kmemleak, a hung task. Each is printed; returns how many.
+ * Every record of the kernel log since tl_kmsg_open() that a clean run
+ * must not have: WARN, BUG, oops, KASAN, lockdep, kmemleak, a hung task.
+ * Each is printed; returns how many.
  */
-int stress_kmsg_open(void);
 int stress_kmsg_reports(int fd);
 
-/* The module: $GPUCTL_KO loaded with @params, unloaded without waiting. */
-int stress_module_load(const char *params);
-int stress_module_unload(void);
+/* Whether the module is loaded (tl_module_load(), tl_module_unload()). */
 bool stress_module_loaded(void);
 /* modprobe of what $GPUCTL_KO depends on and of the VFIO type1 backend. */
 int stress_module_deps(void);

@@ -76,9 +76,9 @@ static int load_reserved(struct stress_env *e)
 	int ret;
 
 	nlc_close(&e->c);
-	ret = stress_module_unload();
+	ret = tl_module_unload();
 	if (!ret)
-		ret = stress_module_load(PARAMS);
+		ret = tl_module_load(PARAMS);
 	if (!ret)
 		ret = nlc_open(&e->c);
 	if (ret) {

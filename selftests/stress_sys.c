@@ -112,7 +112,7 @@ static int reload(struct stress *s, const struct stress_rmmod_arg *a,
 	int ret;
 
 	for (;;) {
-		ret = stress_module_load(a->params);
+		ret = tl_module_load(a->params);
 		stress_count(op, ret);
 		if (!ret || tl_now_ms() >= deadline)
 			break;
@@ -136,12 +136,12 @@ void stress_loop_rmmod(struct stress *s, void *arg)
 	if (a->balance) {
 		checked = stress_op(s, "dev balance at rmmod (ENOBUFS: log overrun)");
 		b = calloc(1, sizeof(*b));
-		kmsg = stress_kmsg_open();
+		kmsg = tl_kmsg_open();
 		/* The load before this worker is not ours to check. */
 		b->lost = true;
 	}
 	while (stress_running(s)) {
-		ret = stress_module_unload();
+		ret = tl_module_unload();
 		stress_count(rm, ret);
 		if (ret == -EWOULDBLOCK) {
 			stress_pause(10);

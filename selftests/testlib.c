@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -285,6 +286,35 @@ int tl_modprobe(const char *module)
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+int tl_module_load(const char *params)
+{
+	const char *ko = getenv("GPUCTL_KO");
+	int fd, ret;
+
+	if (!ko)
+		return -ENOENT;
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params ?: "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int tl_module_unload(void)
+{
+	return syscall(SYS_delete_module, "gpuctl", O_NONBLOCK) ? -errno : 0;
+}
+
+int tl_kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
 }
 
 bool tl_have_iommu(void)

@@ -47,6 +47,16 @@ int tl_groups_diff(struct nlc *c, int settle_ms, char *why, size_t len);
 
 int tl_modprobe(const char *module);
 /*
+ * The module: $GPUCTL_KO loaded with @params (NULL: none), as insmod
+ * loads it, without its dependencies; unloaded without waiting, as rmmod
+ * does (-EWOULDBLOCK while in use). 0 or -errno; -ENOENT without
+ * GPUCTL_KO.
+ */
+int tl_module_load(const char *params);
+int tl_module_unload(void);
+/* The kernel log from now on: /dev/kmsg, read non-blocking; fd or -1. */
+int tl_kmsg_open(void);
+/*
  * Whether the machine has an IOMMU: any group at all. A test that needs a
  * GPU in a group may skip without one, and must fail with one.
  */
