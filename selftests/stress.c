@@ -45,11 +45,16 @@ int stress_seconds(void)
 	return n > 0 ? n : STRESS_DEFAULT_SECONDS;
 }
 
-struct stress_op *stress_op(struct stress *s, const char *name)
+struct stress_op *stress_op(struct stress *s, const char *fmt, ...)
 {
 	struct stress_op *op = &s->overflow;
+	char name[sizeof(op->name)];
+	va_list ap;
 	int i;
 
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
 	/* Workers register their own; two of a kind share one. */
 	while (__atomic_test_and_set(&s->ops_lock, __ATOMIC_ACQUIRE))
 		usleep(100);

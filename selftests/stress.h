@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "kselftest.h"	/* __printf() */
 #include "nlclient.h"
 
 #define STRESS_MAX_OPS		32
@@ -57,10 +58,12 @@ void stress_free(struct stress *s);
 int stress_seconds(void);
 
 /*
- * Registers an operation, also from a worker: never NULL (past
+ * Registers the operation named by @fmt, as printf() formats it (the
+ * device or account it works on), also from a worker: never NULL (past
  * STRESS_MAX_OPS every run is counted in one uncounted slot).
  */
-struct stress_op *stress_op(struct stress *s, const char *name);
+__printf(2, 3)
+struct stress_op *stress_op(struct stress *s, const char *fmt, ...);
 /* Counts one run of @op that returned @ret (0 or -errno). */
 void stress_count(struct stress_op *op, int ret);
 /* Reports a broken invariant: printed at once, counted, first one kept. */
