@@ -512,6 +512,7 @@ int stress_env_setup(struct stress_env *e)
 	e->why[0] = '\0';
 	e->kmsg = -1;
 	e->c.sk = NULL;
+	e->params = NULL;
 	if (!getenv("GPUCTL_KO")) {
 		WHY(e, "GPUCTL_KO not set");
 		return -ENOENT;
@@ -550,12 +551,44 @@ int stress_env_setup(struct stress_env *e)
 	return 0;
 }
 
-void stress_env_teardown(struct stress_env *e, struct stress *s,
-			 const char *params)
+int stress_env_wait_reserved(struct stress_env *e,
+			     const struct stress_reserved *want, size_t n)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i++)
+		ret = stress_wait_reserved(&e->c, want[i].addr, want[i].driver,
+					   STRESS_SETTLE_MS, e->why,
+					   sizeof(e->why));
+	return ret;
+}
+
+int stress_env_reload(struct stress_env *e, const char *params,
+		      const struct stress_reserved *want, size_t n)
+{
+	int ret;
+
+	/* Set first: a reload that fails half-way is undone all the same. */
+	e->params = params;
+	nlc_close(&e->c);
+	ret = tl_module_unload();
+	if (!ret)
+		ret = tl_module_load(params);
+	if (!ret)
+		ret = nlc_open(&e->c);
+	if (ret) {
+		WHY(e, "reload with %s: %s", params, strerror(-ret));
+		return ret;
+	}
+	return stress_env_wait_reserved(e, want, n);
+}
+
+void stress_env_teardown(struct stress_env *e, struct stress *s)
 {
 	if (s && s->nworkers)
 		stress_stop(s);
-	if (e->before[0] && stress_env_restore(e, params))
+	if (e->before[0] && stress_env_restore(e))
 		printf("# restore: %s\n", e->why);
 	nlc_close(&e->c);
 	if (e->kmsg >= 0)
@@ -564,14 +597,14 @@ void stress_env_teardown(struct stress_env *e, struct stress *s,
 	stress_free(s);
 }
 
-int stress_env_restore(struct stress_env *e, const char *params)
+int stress_env_restore(struct stress_env *e)
 {
 	int ret = 0;
 
 	e->why[0] = '\0';
 	/* Rules and overrides go with the module that knows them. */
 	if (!stress_module_loaded())
-		ret = tl_module_load(params ?: "dyndbg=+p");
+		ret = tl_module_load(e->params ?: "dyndbg=+p");
 	if (!ret && !e->c.sk)
 		ret = nlc_open(&e->c);
 	if (!ret)
@@ -582,7 +615,7 @@ int stress_env_restore(struct stress_env *e, const char *params)
 		    strerror(-ret));
 		return ret;
 	}
-	if (params) {
+	if (e->params) {
 		ret = tl_module_unload();
 		/* As run_tests.sh loads it. */
 		if (!ret)
@@ -591,8 +624,10 @@ int stress_env_restore(struct stress_env *e, const char *params)
 			WHY(e, "reloading gpuctl: %s", strerror(-ret));
 			return ret;
 		}
+		e->params = NULL;
 	}
-	ret = stress_wait_snapshot(e->before, 30000, e->why, sizeof(e->why));
+	ret = stress_wait_snapshot(e->before, STRESS_SETTLE_MS, e->why,
+				   sizeof(e->why));
 	/* Done once: a teardown after the test has nothing left to do. */
 	e->before[0] = '\0';
 	if (!ret && nlc_open(&e->c)) {

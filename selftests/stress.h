@@ -138,6 +138,15 @@ int stress_clear_all(struct nlc *c);
 int stress_wait_reserved(struct nlc *c, const char *addr, const char *driver,
 			 int timeout_ms, char *why, size_t len);
 
+/* How long the programs give a device to settle: a probe, a take. */
+#define STRESS_SETTLE_MS	30000
+
+/* A device a program has reserved, and the driver its rule names. */
+struct stress_reserved {
+	const char *addr;
+	const char *driver;
+};
+
 /*
  * What every program starts from and gives back: the module loaded with
  * no rule, allocation or limit, and the PCI state in @before.
@@ -147,6 +156,8 @@ struct stress_env {
 	char before[STRESS_SNAPSHOT_LEN];
 	int kmsg;
 	char why[4096];
+	/* What stress_env_reload() loaded the module with; NULL: as found. */
+	const char *params;
 };
 
 /*
@@ -156,16 +167,31 @@ struct stress_env {
  */
 int stress_env_setup(struct stress_env *e);
 /*
- * Deletes what the program made and waits for the PCI state it found.
- * A program that loaded the module with @params (NULL: it did not) gets
- * it loaded the way run_tests.sh does. 0 or -errno (@e->why).
+ * Waits up to STRESS_SETTLE_MS for each of the @n devices of @want to be
+ * reserved on its driver (stress_wait_reserved()). 0 or -ETIMEDOUT with
+ * the first that was not in @e->why.
  */
-int stress_env_restore(struct stress_env *e, const char *params);
+int stress_env_wait_reserved(struct stress_env *e,
+			     const struct stress_reserved *want, size_t n);
+/*
+ * Loads the module again with @params, whose "reserve=" rules reserve
+ * the @n devices of @want, and waits for them as
+ * stress_env_wait_reserved() does. Remembers @params: from here on
+ * stress_env_restore() reloads the module the way run_tests.sh loads it.
+ * 0 or -errno (@e->why).
+ */
+int stress_env_reload(struct stress_env *e, const char *params,
+		      const struct stress_reserved *want, size_t n);
+/*
+ * Deletes what the program made and waits for the PCI state it found,
+ * after a reload the way run_tests.sh loads the module when
+ * stress_env_reload() loaded it otherwise. 0 or -errno (@e->why).
+ */
+int stress_env_restore(struct stress_env *e);
 /*
  * A test's teardown: stops workers a failed assertion left running,
  * restores what stress_env_restore() did not yet, and frees @s.
  */
-void stress_env_teardown(struct stress_env *e, struct stress *s,
-			 const char *params);
+void stress_env_teardown(struct stress_env *e, struct stress *s);
 
 #endif /* _GPUCTL_STRESS_H */
