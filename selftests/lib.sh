@@ -162,6 +162,20 @@ out_has() {
 	return 1
 }
 
+# run_captured OUT ERR CMD...: CMD's stdout to OUT and stderr to ERR, for
+# the checks that follow, and both printed with CMD and its exit status,
+# for the log of a stage that fails; returns CMD's status.
+run_captured() {
+	local out=$1 err=$2 rc=0
+
+	shift 2
+	echo "\$ $*"
+	"$@" >"$out" 2>"$err" || rc=$?
+	cat "$out" "$err"
+	echo "exit $rc"
+	return "$rc"
+}
+
 # ------------------------------------------------------------- writes --
 
 # write_to VALUE FILE: prints the write, then does it.
