@@ -594,18 +594,26 @@ nl_rule_del() {	# ID
 	RULES=("${keep[@]}")
 }
 
-# nl_dev_has ADDR 'key=value'...: gpuctl-nl dev-get shows every pair.
-nl_dev_has() {
-	local a=$1 kv line
-	shift
+# line_has WHAT LINE 'key=value'...: LINE, a gpuctl-nl reply about WHAT,
+# shows every pair; says which one it lacks.
+line_has() {
+	local what=$1 line=$2 kv
+	shift 2
 
-	line=$(gpuctl-nl dev-get "$a") || return 1
 	for kv in "$@"; do
 		case " $line " in
 		*" $kv "*) ;;
-		*) echo "$a: no $kv in: $line"; return 1 ;;
+		*) echo "$what: no $kv in: $line"; return 1 ;;
 		esac
 	done
+}
+
+# nl_dev_has ADDR 'key=value'...: gpuctl-nl dev-get shows every pair.
+nl_dev_has() {
+	local line
+
+	line=$(gpuctl-nl dev-get "$1") || return 1
+	line_has "$1" "$line" "${@:2}"
 }
 
 # nl_dev_lacks ADDR 'key=value': gpuctl-nl dev-get does not show the pair.
@@ -620,16 +628,10 @@ nl_dev_lacks() {
 
 # nl_group_has GROUP 'key=value'...: gpuctl-nl group-get shows every pair.
 nl_group_has() {
-	local g=$1 kv line
-	shift
+	local line
 
-	line=$(gpuctl-nl group-get "$g") || return 1
-	for kv in "$@"; do
-		case " $line " in
-		*" $kv "*) ;;
-		*) echo "group $g: no $kv in: $line"; return 1 ;;
-		esac
-	done
+	line=$(gpuctl-nl group-get "$1") || return 1
+	line_has "group $1" "$line" "${@:2}"
 }
 
 nl_dev_reason() {	# ADDR: its state_reason, the rest of the line
@@ -748,16 +750,10 @@ nl_allocs_cleanup() {
 
 # nl_alloc_has ID 'key=value'...: gpuctl-nl alloc-get shows every pair.
 nl_alloc_has() {
-	local id=$1 kv line
-	shift
+	local line
 
-	line=$(gpuctl-nl alloc-get "$id") || return 1
-	for kv in "$@"; do
-		case " $line " in
-		*" $kv "*) ;;
-		*) echo "allocation $id: no $kv in: $line"; return 1 ;;
-		esac
-	done
+	line=$(gpuctl-nl alloc-get "$1") || return 1
+	line_has "allocation $1" "$line" "${@:2}"
 }
 
 # nl_dev_has_not ADDR KEY: gpuctl-nl dev-get shows no KEY= at all.
