@@ -3,9 +3,10 @@
 #
 # Helpers for the gpuctl shell selftests, sourced by each test script:
 # KTAP output, checks of JSON and of expected failures, printed sysfs
-# writes, module load and unload, waiting with a timeout, and QMP
-# (device_add/device_del) from inside the QEMU guest. The guest environment
-# (GPUCTL_KO, GPUCTL_QMP, ...) is described in selftests/qemu/run.sh.
+# writes, module load and unload, waiting with a timeout, QMP
+# (device_add/device_del) from inside the QEMU guest, and their part of a
+# test's cleanup. The guest environment (GPUCTL_KO, GPUCTL_QMP, ...) is
+# described in selftests/qemu/run.sh.
 #
 # Each test script sets "set -o pipefail" itself, so that a pipeline whose
 # first command fails (gpuctl with no module, say) fails the check. A
@@ -857,4 +858,17 @@ vfio_nodes_restore() {
 		[ -e "${n%:*}" ] && chmod "${n##*:}" "${n%:*}"
 	done
 	VFIO_NODES=()
+}
+
+# ------------------------------------------------------------ cleanup --
+
+# lib_cleanup: lib.sh's part of a test's cleanup trap. Stops what its
+# helpers started (vfio_open, the gpuctl-nl monitor) and deletes every
+# allocation, then every rule (an allocation keeps its rule's devices),
+# so that the next test starts from devices on their host drivers.
+lib_cleanup() {
+	vfio_open_stop
+	nlmon_stop
+	nl_allocs_cleanup
+	nl_rules_cleanup
 }
