@@ -3,9 +3,10 @@
 #
 # Helpers for the gpuctl shell selftests, sourced by each test script:
 # KTAP output, checks of JSON and of expected failures, printed sysfs
-# writes, module load and unload, waiting with a timeout, and QMP
-# (device_add/device_del) from inside the QEMU guest. The guest environment
-# (GPUCTL_KO, GPUCTL_QMP, ...) is described in selftests/qemu/run.sh.
+# writes, module load and unload, waiting with a timeout, QMP
+# (device_add/device_del) from inside the QEMU guest, and their part of a
+# test's cleanup. The guest environment (GPUCTL_KO, GPUCTL_QMP, ...) is
+# described in selftests/qemu/run.sh.
 #
 # Each test script sets "set -o pipefail" itself, so that a pipeline whose
 # first command fails (gpuctl with no module, say) fails the check. A
@@ -160,6 +161,20 @@ out_has() {
 	grep -q -E -e "$1" <<<"$CMD_OUT" && return 0
 	echo "no '$1' in that output"
 	return 1
+}
+
+# run_captured OUT ERR CMD...: CMD's stdout to OUT and stderr to ERR, for
+# the checks that follow, and both printed with CMD and its exit status,
+# for the log of a stage that fails; returns CMD's status.
+run_captured() {
+	local out=$1 err=$2 rc=0
+
+	shift 2
+	echo "\$ $*"
+	"$@" >"$out" 2>"$err" || rc=$?
+	cat "$out" "$err"
+	echo "exit $rc"
+	return "$rc"
 }
 
 # ------------------------------------------------------------- writes --
@@ -580,18 +595,26 @@ nl_rule_del() {	# ID
 	RULES=("${keep[@]}")
 }
 
-# nl_dev_has ADDR 'key=value'...: gpuctl-nl dev-get shows every pair.
-nl_dev_has() {
-	local a=$1 kv line
-	shift
+# line_has WHAT LINE 'key=value'...: LINE, a gpuctl-nl reply about WHAT,
+# shows every pair; says which one it lacks.
+line_has() {
+	local what=$1 line=$2 kv
+	shift 2
 
-	line=$(gpuctl-nl dev-get "$a") || return 1
 	for kv in "$@"; do
 		case " $line " in
 		*" $kv "*) ;;
-		*) echo "$a: no $kv in: $line"; return 1 ;;
+		*) echo "$what: no $kv in: $line"; return 1 ;;
 		esac
 	done
+}
+
+# nl_dev_has ADDR 'key=value'...: gpuctl-nl dev-get shows every pair.
+nl_dev_has() {
+	local line
+
+	line=$(gpuctl-nl dev-get "$1") || return 1
+	line_has "$1" "$line" "${@:2}"
 }
 
 # nl_dev_lacks ADDR 'key=value': gpuctl-nl dev-get does not show the pair.
@@ -606,16 +629,10 @@ nl_dev_lacks() {
 
 # nl_group_has GROUP 'key=value'...: gpuctl-nl group-get shows every pair.
 nl_group_has() {
-	local g=$1 kv line
-	shift
+	local line
 
-	line=$(gpuctl-nl group-get "$g") || return 1
-	for kv in "$@"; do
-		case " $line " in
-		*" $kv "*) ;;
-		*) echo "group $g: no $kv in: $line"; return 1 ;;
-		esac
-	done
+	line=$(gpuctl-nl group-get "$1") || return 1
+	line_has "group $1" "$line" "${@:2}"
 }
 
 nl_dev_reason() {	# ADDR: its state_reason, the rest of the line
@@ -734,16 +751,10 @@ nl_allocs_cleanup() {
 
 # nl_alloc_has ID 'key=value'...: gpuctl-nl alloc-get shows every pair.
 nl_alloc_has() {
-	local id=$1 kv line
-	shift
+	local line
 
-	line=$(gpuctl-nl alloc-get "$id") || return 1
-	for kv in "$@"; do
-		case " $line " in
-		*" $kv "*) ;;
-		*) echo "allocation $id: no $kv in: $line"; return 1 ;;
-		esac
-	done
+	line=$(gpuctl-nl alloc-get "$1") || return 1
+	line_has "allocation $1" "$line" "${@:2}"
 }
 
 # nl_dev_has_not ADDR KEY: gpuctl-nl dev-get shows no KEY= at all.
@@ -847,4 +858,17 @@ vfio_nodes_restore() {
 		[ -e "${n%:*}" ] && chmod "${n##*:}" "${n%:*}"
 	done
 	VFIO_NODES=()
+}
+
+# ------------------------------------------------------------ cleanup --
+
+# lib_cleanup: lib.sh's part of a test's cleanup trap. Stops what its
+# helpers started (vfio_open, the gpuctl-nl monitor) and deletes every
+# allocation, then every rule (an allocation keeps its rule's devices),
+# so that the next test starts from devices on their host drivers.
+lib_cleanup() {
+	vfio_open_stop
+	nlmon_stop
+	nl_allocs_cleanup
+	nl_rules_cleanup
 }

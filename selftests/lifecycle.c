@@ -8,10 +8,8 @@
  * Needs $GPUCTL_KO; leaves the module loaded.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <netlink/msg.h>
@@ -20,42 +18,12 @@
 #include "testlib.h"
 
 #define CYCLES	3
-
-static int load(void)
-{
-	const char *ko = getenv("GPUCTL_KO");
-	int fd, ret;
-
-	if (!ko)
-		return -ENOENT;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* dyndbg=+p turns the lifecycle pr_debug() lines on from the start. */
-	ret = syscall(SYS_finit_module, fd, "dyndbg=+p", 0);
-	ret = ret ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-static int unload(void)
-{
-	return syscall(SYS_delete_module, "gpuctl", O_NONBLOCK) ? -errno : 0;
-}
+/* Turns the lifecycle pr_debug() lines on from the start. */
+#define PARAMS	"dyndbg=+p"
 
 static bool loaded(void)
 {
 	return !access("/sys/module/gpuctl", F_OK);
-}
-
-/* /dev/kmsg from now on. */
-static int kmsg_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
 }
 
 struct balance {
@@ -112,15 +80,15 @@ FIXTURE_SETUP(life)
 	ASSERT_EQ(0, access("/dev/kmsg", R_OK)) TH_LOG("no /dev/kmsg");
 	memset(&self->b, 0, sizeof(self->b));
 	if (loaded())
-		ASSERT_EQ(0, unload());
-	self->kmsg = kmsg_open();
+		ASSERT_EQ(0, tl_module_unload());
+	self->kmsg = tl_kmsg_open();
 	ASSERT_GE(self->kmsg, 0);
 }
 
 FIXTURE_TEARDOWN(life)
 {
 	if (!loaded())
-		load();
+		tl_module_load(PARAMS);
 	if (self->kmsg > 0)
 		close(self->kmsg);
 }
@@ -134,7 +102,7 @@ TEST_F_TIMEOUT(life, load_unload_cycles, 180)
 	for (i = 0; i < CYCLES; i++) {
 		int before = self->b.created;
 
-		ASSERT_EQ(0, load()) TH_LOG("insmod %s", getenv("GPUCTL_KO"));
+		ASSERT_EQ(0, tl_module_load(PARAMS)) TH_LOG("insmod %s", getenv("GPUCTL_KO"));
 		ASSERT_EQ(0, nlc_open(&c));
 		EXPECT_EQ(0, tl_inventory_diff(&c, 0, self->why, sizeof(self->why)))
 			TH_LOG("cycle %d: %s", i, self->why);
@@ -146,7 +114,7 @@ TEST_F_TIMEOUT(life, load_unload_cycles, 180)
 		EXPECT_EQ(m.ndevs, self->b.created - before)
 			TH_LOG("cycle %d: %d 'created' lines for %d devices", i,
 			       self->b.created - before, m.ndevs);
-		ASSERT_EQ(0, unload());
+		ASSERT_EQ(0, tl_module_unload());
 		EXPECT_FALSE(loaded());
 		kmsg_scan(self->kmsg, &self->b);
 		EXPECT_EQ(0, self->b.nlive)
@@ -165,16 +133,16 @@ TEST_F_TIMEOUT(life, rmmod_with_monitor, 60)
 	struct nlc_dev d;
 	__u8 cmd;
 
-	ASSERT_EQ(0, load());
+	ASSERT_EQ(0, tl_module_load(PARAMS));
 	ASSERT_EQ(0, nlc_open(&mon));
 	ASSERT_EQ(0, nlc_monitor_join(&mon));
 	/* A subscriber does not pin the module. */
-	EXPECT_EQ(0, unload());
+	EXPECT_EQ(0, tl_module_unload());
 	/* The socket outlives the family; reading it must stay harmless. */
 	EXPECT_GE(nlc_monitor_next(&mon, 200, &cmd, &d), 0);
 	nlc_close(&mon);
 	if (loaded())
-		ASSERT_EQ(0, unload());
+		ASSERT_EQ(0, tl_module_unload());
 	kmsg_scan(self->kmsg, &self->b);
 	EXPECT_EQ(0, self->b.nlive);
 	EXPECT_EQ(self->b.created, self->b.destroyed);
@@ -187,7 +155,7 @@ TEST_F_TIMEOUT(life, rmmod_during_dump, 60)
 	struct nlc c;
 	int ret;
 
-	ASSERT_EQ(0, load());
+	ASSERT_EQ(0, tl_module_load(PARAMS));
 	ASSERT_EQ(0, nlc_open(&c));
 	ASSERT_EQ(0, nlc_set_rcvbuf(&c, 1024));
 	msg = nlc_msg_new(&c, GPUCTL_CMD_DEV_GET, NLM_F_DUMP);
@@ -197,7 +165,7 @@ TEST_F_TIMEOUT(life, rmmod_during_dump, 60)
 	 * With the dump unfinished the module is pinned (EAGAIN or EBUSY);
 	 * a dump that fit in one part is already over and rmmod works.
 	 */
-	ret = unload();
+	ret = tl_module_unload();
 	TH_LOG("rmmod with a dump pending: %s", ret ? strerror(-ret) : "ok");
 	EXPECT_TRUE(ret == 0 || ret == -EAGAIN || ret == -EBUSY);
 	if (ret) {
@@ -205,7 +173,7 @@ TEST_F_TIMEOUT(life, rmmod_during_dump, 60)
 		TH_LOG("%d messages in %d datagrams", info.messages,
 		       info.datagrams);
 		nlc_close(&c);
-		EXPECT_EQ(0, unload());
+		EXPECT_EQ(0, tl_module_unload());
 	} else {
 		/* Reading what the gone module left queued is harmless. */
 		nlc_recv_reply(&c, NULL, NULL, &info);

@@ -334,7 +334,7 @@ TEST_F(rsv, malformed_match)
 	size_t i;
 
 	ASSERT_EQ(0, rules_snapshot(&self->c, self->rules0, SNAPSHOT_LEN));
-	ASSERT_EQ(0, tl_pci_snapshot(self->pci0, SNAPSHOT_LEN));
+	ASSERT_EQ(0, tl_pci_snapshot(self->pci0, SNAPSHOT_LEN, false));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		int ret = nlc_rule_new(&self->c, bad[i], NULL, false, true, &r);
 
@@ -349,7 +349,7 @@ TEST_F(rsv, malformed_match)
 	}
 	ASSERT_EQ(0, rules_snapshot(&self->c, self->rules1, SNAPSHOT_LEN));
 	EXPECT_STREQ(self->rules0, self->rules1);
-	ASSERT_EQ(0, tl_pci_snapshot(self->pci1, SNAPSHOT_LEN));
+	ASSERT_EQ(0, tl_pci_snapshot(self->pci1, SNAPSHOT_LEN, false));
 	EXPECT_STREQ(self->pci0, self->pci1);
 }
 
@@ -362,7 +362,7 @@ TEST_F(rsv, not_a_vfio_driver)
 	size_t i;
 
 	ASSERT_EQ(0, rules_snapshot(&self->c, self->rules0, SNAPSHOT_LEN));
-	ASSERT_EQ(0, tl_pci_snapshot(self->pci0, SNAPSHOT_LEN));
+	ASSERT_EQ(0, tl_pci_snapshot(self->pci0, SNAPSHOT_LEN, false));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		int ret = nlc_rule_new(&self->c, addr, bad[i], false, false, &r);
 
@@ -376,7 +376,7 @@ TEST_F(rsv, not_a_vfio_driver)
 	}
 	ASSERT_EQ(0, rules_snapshot(&self->c, self->rules1, SNAPSHOT_LEN));
 	EXPECT_STREQ(self->rules0, self->rules1);
-	ASSERT_EQ(0, tl_pci_snapshot(self->pci1, SNAPSHOT_LEN));
+	ASSERT_EQ(0, tl_pci_snapshot(self->pci1, SNAPSHOT_LEN, false));
 	EXPECT_STREQ(self->pci0, self->pci1);
 }
 

@@ -5,7 +5,6 @@
  * The stress programs' workers, counters, kernel log watch and PCI
  * snapshots; see stress.h.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,11 +45,16 @@ int stress_seconds(void)
 	return n > 0 ? n : STRESS_DEFAULT_SECONDS;
 }
 
-struct stress_op *stress_op(struct stress *s, const char *name)
+struct stress_op *stress_op(struct stress *s, const char *fmt, ...)
 {
 	struct stress_op *op = &s->overflow;
+	char name[sizeof(op->name)];
+	va_list ap;
 	int i;
 
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
 	/* Workers register their own; two of a kind share one. */
 	while (__atomic_test_and_set(&s->ops_lock, __ATOMIC_ACQUIRE))
 		usleep(100);
@@ -248,15 +251,6 @@ long stress_count_of(const struct stress *s, const char *name, int err)
 	return sum;
 }
 
-int stress_kmsg_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
 /* What qemu/run.sh fails a run on, and what lockdep and the hung task
  * detector print.
  */
@@ -296,26 +290,6 @@ int stress_kmsg_reports(int fd)
 		}
 	}
 	return bad;
-}
-
-int stress_module_load(const char *params)
-{
-	const char *ko = getenv("GPUCTL_KO");
-	int fd, ret;
-
-	if (!ko)
-		return -ENOENT;
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, params ?: "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-int stress_module_unload(void)
-{
-	return syscall(SYS_delete_module, "gpuctl", O_NONBLOCK) ? -errno : 0;
 }
 
 bool stress_module_loaded(void)
@@ -371,74 +345,6 @@ int stress_write(const char *path, const char *val)
 	return n;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char * const *)a, *(const char * const *)b);
-}
-
-/* The other members of @addr's IOMMU group, sorted, comma-separated. */
-static void group_peers(const char *addr, char *buf, size_t len)
-{
-	char path[256];
-	char *names[NLC_MAX_MEMBERS];
-	struct dirent *de;
-	size_t used = 0;
-	int i, n = 0;
-	DIR *dir;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group/devices",
-		 addr);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir)) && n < NLC_MAX_MEMBERS)
-		if (de->d_name[0] != '.' && strcmp(de->d_name, addr))
-			names[n++] = strdup(de->d_name);
-	closedir(dir);
-	qsort(names, n, sizeof(names[0]), name_cmp);
-	for (i = 0; i < n; i++) {
-		if (names[i] && used < len)
-			used += snprintf(buf + used, len - used, "%s%s",
-					 i ? "," : "", names[i]);
-		free(names[i]);
-	}
-}
-
-int stress_snapshot(char *buf, size_t len)
-{
-	DIR *dir = opendir("/sys/bus/pci/devices");
-	char *names[256];
-	struct dirent *de;
-	size_t used = 0;
-	int i, n = 0;
-
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)) && n < (int)ARRAY_SIZE(names))
-		if (de->d_name[0] != '.')
-			names[n++] = strdup(de->d_name);
-	closedir(dir);
-	qsort(names, n, sizeof(names[0]), name_cmp);
-	buf[0] = '\0';
-	for (i = 0; i < n; i++) {
-		char drv[NLC_NAME_LEN] = "", ovr[NLC_NAME_LEN] = "";
-		char peers[NLC_MAX_MEMBERS * NLC_ADDR_LEN];
-
-		if (names[i]) {
-			tl_driver_of(names[i], drv, sizeof(drv));
-			tl_override_of(names[i], ovr, sizeof(ovr));
-			group_peers(names[i], peers, sizeof(peers));
-			if (used < len)
-				used += snprintf(buf + used, len - used,
-						 "%s driver=%s override=%s group+=%s\n",
-						 names[i], drv, ovr, peers);
-		}
-		free(names[i]);
-	}
-	return used < len ? 0 : -E2BIG;
-}
-
 /* The first line of @a that @b lacks, or of @b that @a lacks. */
 static void first_difference(const char *a, const char *b, char *why,
 			     size_t len)
@@ -472,7 +378,7 @@ int stress_wait_snapshot(const char *before, int timeout_ms, char *why,
 		return -ENOMEM;
 	stress_write("/sys/bus/pci/rescan", "1");
 	for (;;) {
-		ret = stress_snapshot(now, STRESS_SNAPSHOT_LEN);
+		ret = tl_pci_snapshot(now, STRESS_SNAPSHOT_LEN, true);
 		if (!ret && !strcmp(before, now))
 			break;
 		if (tl_now_ms() >= deadline) {
@@ -606,6 +512,7 @@ int stress_env_setup(struct stress_env *e)
 	e->why[0] = '\0';
 	e->kmsg = -1;
 	e->c.sk = NULL;
+	e->params = NULL;
 	if (!getenv("GPUCTL_KO")) {
 		WHY(e, "GPUCTL_KO not set");
 		return -ENOENT;
@@ -635,21 +542,53 @@ int stress_env_setup(struct stress_env *e)
 		    nallocs, nrules);
 		return -EEXIST;
 	}
-	ret = stress_snapshot(e->before, sizeof(e->before));
+	ret = tl_pci_snapshot(e->before, sizeof(e->before), true);
 	if (ret) {
 		WHY(e, "PCI snapshot: %s", strerror(-ret));
 		return ret;
 	}
-	e->kmsg = stress_kmsg_open();
+	e->kmsg = tl_kmsg_open();
 	return 0;
 }
 
-void stress_env_teardown(struct stress_env *e, struct stress *s,
-			 const char *params)
+int stress_env_wait_reserved(struct stress_env *e,
+			     const struct stress_reserved *want, size_t n)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i++)
+		ret = stress_wait_reserved(&e->c, want[i].addr, want[i].driver,
+					   STRESS_SETTLE_MS, e->why,
+					   sizeof(e->why));
+	return ret;
+}
+
+int stress_env_reload(struct stress_env *e, const char *params,
+		      const struct stress_reserved *want, size_t n)
+{
+	int ret;
+
+	/* Set first: a reload that fails half-way is undone all the same. */
+	e->params = params;
+	nlc_close(&e->c);
+	ret = tl_module_unload();
+	if (!ret)
+		ret = tl_module_load(params);
+	if (!ret)
+		ret = nlc_open(&e->c);
+	if (ret) {
+		WHY(e, "reload with %s: %s", params, strerror(-ret));
+		return ret;
+	}
+	return stress_env_wait_reserved(e, want, n);
+}
+
+void stress_env_teardown(struct stress_env *e, struct stress *s)
 {
 	if (s && s->nworkers)
 		stress_stop(s);
-	if (e->before[0] && stress_env_restore(e, params))
+	if (e->before[0] && stress_env_restore(e))
 		printf("# restore: %s\n", e->why);
 	nlc_close(&e->c);
 	if (e->kmsg >= 0)
@@ -658,14 +597,14 @@ void stress_env_teardown(struct stress_env *e, struct stress *s,
 	stress_free(s);
 }
 
-int stress_env_restore(struct stress_env *e, const char *params)
+int stress_env_restore(struct stress_env *e)
 {
 	int ret = 0;
 
 	e->why[0] = '\0';
 	/* Rules and overrides go with the module that knows them. */
 	if (!stress_module_loaded())
-		ret = stress_module_load(params ?: "dyndbg=+p");
+		ret = tl_module_load(e->params ?: "dyndbg=+p");
 	if (!ret && !e->c.sk)
 		ret = nlc_open(&e->c);
 	if (!ret)
@@ -676,17 +615,19 @@ int stress_env_restore(struct stress_env *e, const char *params)
 		    strerror(-ret));
 		return ret;
 	}
-	if (params) {
-		ret = stress_module_unload();
+	if (e->params) {
+		ret = tl_module_unload();
 		/* As run_tests.sh loads it. */
 		if (!ret)
-			ret = stress_module_load("dyndbg=+p");
+			ret = tl_module_load("dyndbg=+p");
 		if (ret) {
 			WHY(e, "reloading gpuctl: %s", strerror(-ret));
 			return ret;
 		}
+		e->params = NULL;
 	}
-	ret = stress_wait_snapshot(e->before, 30000, e->why, sizeof(e->why));
+	ret = stress_wait_snapshot(e->before, STRESS_SETTLE_MS, e->why,
+				   sizeof(e->why));
 	/* Done once: a teardown after the test has nothing left to do. */
 	e->before[0] = '\0';
 	if (!ret && nlc_open(&e->c)) {

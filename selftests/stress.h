@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "kselftest.h"	/* __printf() */
 #include "nlclient.h"
 
 #define STRESS_MAX_OPS		32
@@ -57,10 +58,12 @@ void stress_free(struct stress *s);
 int stress_seconds(void);
 
 /*
- * Registers an operation, also from a worker: never NULL (past
+ * Registers the operation named by @fmt, as printf() formats it (the
+ * device or account it works on), also from a worker: never NULL (past
  * STRESS_MAX_OPS every run is counted in one uncounted slot).
  */
-struct stress_op *stress_op(struct stress *s, const char *name);
+__printf(2, 3)
+struct stress_op *stress_op(struct stress *s, const char *fmt, ...);
 /* Counts one run of @op that returned @ret (0 or -errno). */
 void stress_count(struct stress_op *op, int ret);
 /* Reports a broken invariant: printed at once, counted, first one kept. */
@@ -88,16 +91,13 @@ void stress_report(const struct stress *s);
 long stress_count_of(const struct stress *s, const char *name, int err);
 
 /*
- * The kernel log from now on (/dev/kmsg, read non-blocking), and every
- * record since then that a clean run must not have: WARN, BUG, oops,
- * KASAN, lockdep, kmemleak, a hung task. Each is printed; returns how many.
+ * Every record of the kernel log since tl_kmsg_open() that a clean run
+ * must not have: WARN, BUG, oops, KASAN, lockdep, kmemleak, a hung task.
+ * Each is printed; returns how many.
  */
-int stress_kmsg_open(void);
 int stress_kmsg_reports(int fd);
 
-/* The module: $GPUCTL_KO loaded with @params, unloaded without waiting. */
-int stress_module_load(const char *params);
-int stress_module_unload(void);
+/* Whether the module is loaded (tl_module_load(), tl_module_unload()). */
 bool stress_module_loaded(void);
 /* modprobe of what $GPUCTL_KO depends on and of the VFIO type1 backend. */
 int stress_module_deps(void);
@@ -108,12 +108,10 @@ long stress_module_refcnt(void);
 int stress_write(const char *path, const char *val);
 
 /*
- * Every PCI function with its driver and driver_override, and each IOMMU
- * group's members, as one string: what a program must leave behind as it
- * found it.
+ * The room for tl_pci_snapshot() with groups, the PCI state a program
+ * must leave behind as it found it.
  */
 #define STRESS_SNAPSHOT_LEN	16384
-int stress_snapshot(char *buf, size_t len);
 /*
  * Waits up to @timeout_ms for the PCI state to equal @before, rescanning
  * the bus once first (a removed device comes back). 0, or -ETIMEDOUT with
@@ -140,6 +138,15 @@ int stress_clear_all(struct nlc *c);
 int stress_wait_reserved(struct nlc *c, const char *addr, const char *driver,
 			 int timeout_ms, char *why, size_t len);
 
+/* How long the programs give a device to settle: a probe, a take. */
+#define STRESS_SETTLE_MS	30000
+
+/* A device a program has reserved, and the driver its rule names. */
+struct stress_reserved {
+	const char *addr;
+	const char *driver;
+};
+
 /*
  * What every program starts from and gives back: the module loaded with
  * no rule, allocation or limit, and the PCI state in @before.
@@ -149,6 +156,8 @@ struct stress_env {
 	char before[STRESS_SNAPSHOT_LEN];
 	int kmsg;
 	char why[4096];
+	/* What stress_env_reload() loaded the module with; NULL: as found. */
+	const char *params;
 };
 
 /*
@@ -158,16 +167,31 @@ struct stress_env {
  */
 int stress_env_setup(struct stress_env *e);
 /*
- * Deletes what the program made and waits for the PCI state it found.
- * A program that loaded the module with @params (NULL: it did not) gets
- * it loaded the way run_tests.sh does. 0 or -errno (@e->why).
+ * Waits up to STRESS_SETTLE_MS for each of the @n devices of @want to be
+ * reserved on its driver (stress_wait_reserved()). 0 or -ETIMEDOUT with
+ * the first that was not in @e->why.
  */
-int stress_env_restore(struct stress_env *e, const char *params);
+int stress_env_wait_reserved(struct stress_env *e,
+			     const struct stress_reserved *want, size_t n);
+/*
+ * Loads the module again with @params, whose "reserve=" rules reserve
+ * the @n devices of @want, and waits for them as
+ * stress_env_wait_reserved() does. Remembers @params: from here on
+ * stress_env_restore() reloads the module the way run_tests.sh loads it.
+ * 0 or -errno (@e->why).
+ */
+int stress_env_reload(struct stress_env *e, const char *params,
+		      const struct stress_reserved *want, size_t n);
+/*
+ * Deletes what the program made and waits for the PCI state it found,
+ * after a reload the way run_tests.sh loads the module when
+ * stress_env_reload() loaded it otherwise. 0 or -errno (@e->why).
+ */
+int stress_env_restore(struct stress_env *e);
 /*
  * A test's teardown: stops workers a failed assertion left running,
  * restores what stress_env_restore() did not yet, and frees @s.
  */
-void stress_env_teardown(struct stress_env *e, struct stress *s,
-			 const char *params);
+void stress_env_teardown(struct stress_env *e, struct stress *s);
 
 #endif /* _GPUCTL_STRESS_H */

@@ -89,16 +89,12 @@ void stress_loop_rule(struct stress *s, void *arg)
 {
 	const struct stress_rule_arg *a = arg;
 	struct stress_op *op_new, *op_new_take, *op_del;
-	char name[96];
 	struct nlc c = { 0 };
 	long unloads = -1;
 
-	snprintf(name, sizeof(name), "rule-new %s", a->match);
-	op_new = stress_op(s, name);
-	snprintf(name, sizeof(name), "rule-new %s take", a->match);
-	op_new_take = stress_op(s, name);
-	snprintf(name, sizeof(name), "rule-del %s", a->match);
-	op_del = stress_op(s, name);
+	op_new = stress_op(s, "rule-new %s", a->match);
+	op_new_take = stress_op(s, "rule-new %s take", a->match);
+	op_del = stress_op(s, "rule-del %s", a->match);
 
 	while (stress_nl_ready(s, &c, &unloads)) {
 		const char *driver = rand() % 2 ? NULL : "gpuctl-vfio-pci";
@@ -139,14 +135,11 @@ void stress_loop_limit(struct stress *s, void *arg)
 {
 	const struct stress_limit_arg *a = arg;
 	struct stress_op *op_set, *op_del;
-	char name[96];
 	struct nlc c = { 0 };
 	long unloads = -1;
 
-	snprintf(name, sizeof(name), "limit-set account %s", a->name);
-	op_set = stress_op(s, name);
-	snprintf(name, sizeof(name), "limit-set account %s without max-gpus", a->name);
-	op_del = stress_op(s, name);
+	op_set = stress_op(s, "limit-set account %s", a->name);
+	op_del = stress_op(s, "limit-set account %s without max-gpus", a->name);
 	while (stress_nl_ready(s, &c, &unloads)) {
 		__u32 max = 1 + rand() % 4;
 		struct nlc_limit l;
@@ -353,15 +346,12 @@ static void dump_one(struct stress *s, struct nlc *c, long unloads,
 void stress_loop_dump(struct stress *s, void *arg)
 {
 	struct dump_ops ops;
-	char name[96];
 	struct nlc c = { 0 };
 	long unloads = -1;
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(dump_kinds); i++) {
-		snprintf(name, sizeof(name), "%s dump", dump_kinds[i].name);
-		ops.done[i] = stress_op(s, name);
-	}
+	for (i = 0; i < ARRAY_SIZE(dump_kinds); i++)
+		ops.done[i] = stress_op(s, "%s dump", dump_kinds[i].name);
 	ops.intr = stress_op(s, "dump retried after NLM_F_DUMP_INTR");
 	ops.gone = stress_op(s, "dump refused: module unloaded meanwhile");
 	while (stress_nl_ready(s, &c, &unloads))

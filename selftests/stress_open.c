@@ -29,43 +29,22 @@
  * Then the rules go and the PCI state is the one found at the start.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "ledger.h"
-#include "stress_loops.h"
+#include "stress_fixture.h"
 #include "testlib.h"
 
 #define VFIO_GPU	"0000:01:00.0"
 #define OWN_GPU		"0000:81:00.0"
 #define OWN_DRV		"gpuctl-vfio-pci"
-#define SETTLE_MS	30000
 
-FIXTURE(stress) {
-	struct stress_env e;
-	struct stress *s;
-	struct stress_vfio_dev *devs;	/* shared with the workers */
+/* What reserve() makes rules for. */
+static const struct stress_reserved reserved[] = {
+	{ VFIO_GPU, "vfio-pci" },
+	{ OWN_GPU, OWN_DRV },
 };
-
-FIXTURE_SETUP(stress)
-{
-	self->s = stress_new();
-	ASSERT_NE(NULL, self->s);
-	self->devs = stress_shared(2 * sizeof(*self->devs));
-	ASSERT_NE(NULL, self->devs);
-	if (!getenv("GPUCTL_KO"))
-		SKIP(return, "GPUCTL_KO not set");
-	/* Changes nothing: a failed setup gets no teardown. */
-	ASSERT_EQ(0, stress_env_setup(&self->e)) TH_LOG("%s", self->e.why);
-}
-
-FIXTURE_TEARDOWN(stress)
-{
-	stress_env_teardown(&self->e, self->s, NULL);
-	munmap(self->devs, 2 * sizeof(*self->devs));
-}
 
 /* Rules take the GPUs to their drivers; 0 or -errno with @e->why. */
 static int reserve(struct stress_env *e)
@@ -81,12 +60,7 @@ static int reserve(struct stress_env *e)
 			 strerror(-ret), e->c.extack);
 		return ret;
 	}
-	ret = stress_wait_reserved(&e->c, VFIO_GPU, "vfio-pci", SETTLE_MS,
-				   e->why, sizeof(e->why));
-	if (!ret)
-		ret = stress_wait_reserved(&e->c, OWN_GPU, OWN_DRV, SETTLE_MS,
-					   e->why, sizeof(e->why));
-	return ret;
+	return stress_env_wait_reserved(e, reserved, ARRAY_SIZE(reserved));
 }
 
 /* After the race: nobody holds @addr and no allocation names it. */
@@ -110,12 +84,16 @@ static int check_idle(struct nlc *c, const char *addr, char *why, size_t len)
 
 TEST_F_TIMEOUT(stress, open_vs_alloc_del, 900)
 {
-	struct stress_vfio_dev *vfio = &self->devs[0], *own = &self->devs[1];
+	struct stress_vfio_dev *vfio, *own;
 	struct stress *s = self->s;
 	int seconds = stress_seconds();
 	long refcnt, refcnt0;
 	int i;
 
+	self->devs = stress_shared(STRESS_VFIO_DEVS * sizeof(*self->devs));
+	ASSERT_NE(NULL, self->devs);
+	vfio = &self->devs[0];
+	own = &self->devs[1];
 	ASSERT_EQ(0, reserve(&self->e)) TH_LOG("%s", self->e.why);
 	/* What rules hold of the module; allocations and opens add to it. */
 	refcnt0 = stress_module_refcnt();
@@ -129,7 +107,7 @@ TEST_F_TIMEOUT(stress, open_vs_alloc_del, 900)
 	own->strict = true;
 	TH_LOG("%d s: vfio_open open/close racing alloc-new/alloc-del on %s (vfio-pci) and %s (%s)",
 	       seconds, VFIO_GPU, OWN_GPU, OWN_DRV);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < STRESS_VFIO_DEVS; i++) {
 		ASSERT_LT(0, stress_spawn(s, "opener", stress_loop_open,
 					  &self->devs[i]));
 		ASSERT_LT(0, stress_spawn(s, "allocator", stress_loop_alloc,
@@ -157,14 +135,9 @@ TEST_F_TIMEOUT(stress, open_vs_alloc_del, 900)
 	refcnt = stress_module_refcnt();
 	EXPECT_EQ(refcnt0, refcnt)
 		TH_LOG("module refcnt %ld, %ld before the race", refcnt, refcnt0);
-	EXPECT_EQ(0, tl_inventory_diff(&self->e.c, 10000, self->e.why,
-				       sizeof(self->e.why)))
-		TH_LOG("inventory after the race: %s", self->e.why);
+	stress_expect_inventory(_metadata, &self->e, 10000, false);
 
-	EXPECT_EQ(0, stress_env_restore(&self->e, NULL))
-		TH_LOG("restore: %s", self->e.why);
-	EXPECT_EQ(0, s->violations) TH_LOG("first: %s", s->first);
-	EXPECT_EQ(0, stress_kmsg_reports(self->e.kmsg));
+	stress_expect_clean_end(_metadata, &self->e, s);
 }
 
 TEST_HARNESS_MAIN

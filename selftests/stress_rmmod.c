@@ -29,12 +29,11 @@
  * sysfs racing gpuctl's take enters remove twice and frees the card twice
  * (an oops in snd_card_disconnect). Only gpuctl moves 07:00.1.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "stress_loops.h"
+#include "stress_fixture.h"
 #include "testlib.h"
 
 #define VFIO_GPU	"0000:01:00.0"
@@ -44,61 +43,14 @@
 #define OWN_DRV		"gpuctl-vfio-pci"
 #define PARAMS		"reserve=" VFIO_GPU "+take," OWN_GPU "@" OWN_DRV "+take," \
 			OWN_GPU2 "@" OWN_DRV "+take dyndbg=+p"
-#define SETTLE_MS	30000
 
-static const struct {
-	const char *addr;
-	const char *driver;
-} reserved[] = {
+/* What PARAMS reserves. */
+static const struct stress_reserved reserved[] = {
 	{ VFIO_GPU, "vfio-pci" },
 	{ OWN_GPU, OWN_DRV },
 	{ OWN_GPU2, OWN_DRV },
 	{ OWN_HDA, OWN_DRV },
 };
-
-FIXTURE(stress) {
-	struct stress_env e;
-	struct stress *s;
-};
-
-FIXTURE_SETUP(stress)
-{
-	self->s = stress_new();
-	ASSERT_NE(NULL, self->s);
-	if (!getenv("GPUCTL_KO"))
-		SKIP(return, "GPUCTL_KO not set");
-	/* Changes nothing: a failed setup gets no teardown. */
-	ASSERT_EQ(0, stress_env_setup(&self->e)) TH_LOG("%s", self->e.why);
-}
-
-FIXTURE_TEARDOWN(stress)
-{
-	stress_env_teardown(&self->e, self->s, PARAMS);
-}
-
-/* The module with the rules of PARAMS, the devices on their drivers. */
-static int load_reserved(struct stress_env *e)
-{
-	size_t i;
-	int ret;
-
-	nlc_close(&e->c);
-	ret = stress_module_unload();
-	if (!ret)
-		ret = stress_module_load(PARAMS);
-	if (!ret)
-		ret = nlc_open(&e->c);
-	if (ret) {
-		snprintf(e->why, sizeof(e->why), "reload with %s: %s", PARAMS,
-			 strerror(-ret));
-		return ret;
-	}
-	for (i = 0; i < ARRAY_SIZE(reserved) && !ret; i++)
-		ret = stress_wait_reserved(&e->c, reserved[i].addr,
-					   reserved[i].driver, SETTLE_MS, e->why,
-					   sizeof(e->why));
-	return ret;
-}
 
 TEST_F_TIMEOUT(stress, rmmod_vs_unbind_remove, 900)
 {
@@ -115,7 +67,9 @@ TEST_F_TIMEOUT(stress, rmmod_vs_unbind_remove, 900)
 	size_t i;
 
 	ASSERT_NE(NULL, want);
-	ASSERT_EQ(0, load_reserved(&self->e)) TH_LOG("%s", self->e.why);
+	ASSERT_EQ(0, stress_env_reload(&self->e, PARAMS, reserved,
+				       ARRAY_SIZE(reserved)))
+		TH_LOG("%s", self->e.why);
 	TH_LOG("%d s: rmmod/insmod racing unbind, driver_override and remove/rescan",
 	       seconds);
 	ASSERT_LT(0, stress_spawn(s, "rmmod", stress_loop_rmmod, &rmmod));
@@ -138,7 +92,7 @@ TEST_F_TIMEOUT(stress, rmmod_vs_unbind_remove, 900)
 		ASSERT_EQ(0, stress_snapshot_set(want, reserved[i].addr,
 						 reserved[i].driver,
 						 reserved[i].driver));
-	EXPECT_EQ(0, stress_wait_snapshot(want, SETTLE_MS, self->e.why,
+	EXPECT_EQ(0, stress_wait_snapshot(want, STRESS_SETTLE_MS, self->e.why,
 					  sizeof(self->e.why)))
 		TH_LOG("half-bound after the race: %s", self->e.why);
 	for (i = 0; i < ARRAY_SIZE(reserved); i++)
@@ -146,18 +100,10 @@ TEST_F_TIMEOUT(stress, rmmod_vs_unbind_remove, 900)
 						  reserved[i].driver, 0,
 						  self->e.why, sizeof(self->e.why)))
 			TH_LOG("%s", self->e.why);
-	EXPECT_EQ(0, tl_inventory_diff(&self->e.c, 10000, self->e.why,
-				       sizeof(self->e.why)))
-		TH_LOG("inventory after the race: %s", self->e.why);
-	EXPECT_EQ(0, tl_groups_diff(&self->e.c, 10000, self->e.why,
-				    sizeof(self->e.why)))
-		TH_LOG("groups after the race: %s", self->e.why);
+	stress_expect_inventory(_metadata, &self->e, 10000, true);
 	free(want);
 
-	EXPECT_EQ(0, stress_env_restore(&self->e, PARAMS))
-		TH_LOG("restore: %s", self->e.why);
-	EXPECT_EQ(0, s->violations) TH_LOG("first: %s", s->first);
-	EXPECT_EQ(0, stress_kmsg_reports(self->e.kmsg));
+	stress_expect_clean_end(_metadata, &self->e, s);
 }
 
 TEST_HARNESS_MAIN

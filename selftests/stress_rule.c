@@ -31,34 +31,11 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "stress_loops.h"
+#include "stress_fixture.h"
 #include "testlib.h"
 
 #define GPU		"0000:01:00.0"
 #define GPU2		"0000:07:00.0"
-#define HP_BUS		"hp5"
-#define HP_PORT		"0000:00:1f.4"
-#define SETTLE_MS	30000
-
-FIXTURE(stress) {
-	struct stress_env e;
-	struct stress *s;
-};
-
-FIXTURE_SETUP(stress)
-{
-	self->s = stress_new();
-	ASSERT_NE(NULL, self->s);
-	if (!getenv("GPUCTL_KO"))
-		SKIP(return, "GPUCTL_KO not set");
-	/* Changes nothing: a failed setup gets no teardown. */
-	ASSERT_EQ(0, stress_env_setup(&self->e)) TH_LOG("%s", self->e.why);
-}
-
-FIXTURE_TEARDOWN(stress)
-{
-	stress_env_teardown(&self->e, self->s, NULL);
-}
 
 /* What @before says @addr's driver (or override) was: "" if none. */
 static void was(const char *before, const char *addr, const char *key,
@@ -245,7 +222,6 @@ TEST_F_TIMEOUT(stress, rule_vs_add_remove, 900)
 		{ GPU2, .strict = true },
 	};
 	struct stress_remove_arg remove = { { GPU, GPU2 }, 2 };
-	struct stress_hotplug_arg hotplug = { HP_BUS, HP_PORT, "edu" };
 	struct stress *s = self->s;
 	int seconds = stress_seconds();
 	struct nlc_rule *rules;
@@ -258,16 +234,14 @@ TEST_F_TIMEOUT(stress, rule_vs_add_remove, 900)
 		ASSERT_LT(0, stress_spawn(s, rule[i].match, stress_loop_rule,
 					  &rule[i]));
 	ASSERT_LT(0, stress_spawn(s, "remove", stress_loop_remove, &remove));
-	ASSERT_EQ(0, access("/sys/bus/pci/devices/" HP_PORT, F_OK))
-		TH_LOG("no root port %s (%s) to hot-plug into", HP_PORT, HP_BUS);
-	ASSERT_LT(0, stress_spawn(s, "hotplug", stress_loop_hotplug, &hotplug));
+	stress_spawn_hotplug(_metadata, s);
 	EXPECT_EQ(0, stress_run(s, seconds));
 	stress_report(s);
 
 	EXPECT_LT(0, stress_count_of(s, "rule-new " GPU, 0) +
 		     stress_count_of(s, "rule-new " GPU " take", 0));
 	EXPECT_LT(0, stress_count_of(s, "remove " GPU, 0));
-	EXPECT_LT(0, stress_count_of(s, "device_add edu on " HP_BUS, 0));
+	EXPECT_LT(0, stress_count_of(s, "device_add edu on " STRESS_HP_BUS, 0));
 	/* Every removed device back before the rules are judged. */
 	stress_write("/sys/bus/pci/rescan", "1");
 	ASSERT_EQ(0, nlc_rule_dump(&self->e.c, &rules, &n, NULL));
@@ -276,20 +250,12 @@ TEST_F_TIMEOUT(stress, rule_vs_add_remove, 900)
 		       rules[i].match, rules[i].driver,
 		       rules[i].take ? " take" : "", rules[i].ndevices);
 	free(rules);
-	EXPECT_EQ(0, check_rules(&self->e.c, self->e.before, SETTLE_MS,
+	EXPECT_EQ(0, check_rules(&self->e.c, self->e.before, STRESS_SETTLE_MS,
 				 self->e.why, sizeof(self->e.why)))
 		TH_LOG("after the race:%s", self->e.why);
-	EXPECT_EQ(0, tl_inventory_diff(&self->e.c, 10000, self->e.why,
-				       sizeof(self->e.why)))
-		TH_LOG("inventory after the race: %s", self->e.why);
-	EXPECT_EQ(0, tl_groups_diff(&self->e.c, 10000, self->e.why,
-				    sizeof(self->e.why)))
-		TH_LOG("groups after the race: %s", self->e.why);
+	stress_expect_inventory(_metadata, &self->e, 10000, true);
 
-	EXPECT_EQ(0, stress_env_restore(&self->e, NULL))
-		TH_LOG("restore: %s", self->e.why);
-	EXPECT_EQ(0, s->violations) TH_LOG("first: %s", s->first);
-	EXPECT_EQ(0, stress_kmsg_reports(self->e.kmsg));
+	stress_expect_clean_end(_metadata, &self->e, s);
 }
 
 TEST_HARNESS_MAIN

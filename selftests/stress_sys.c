@@ -112,7 +112,7 @@ static int reload(struct stress *s, const struct stress_rmmod_arg *a,
 	int ret;
 
 	for (;;) {
-		ret = stress_module_load(a->params);
+		ret = tl_module_load(a->params);
 		stress_count(op, ret);
 		if (!ret || tl_now_ms() >= deadline)
 			break;
@@ -136,12 +136,12 @@ void stress_loop_rmmod(struct stress *s, void *arg)
 	if (a->balance) {
 		checked = stress_op(s, "dev balance at rmmod (ENOBUFS: log overrun)");
 		b = calloc(1, sizeof(*b));
-		kmsg = stress_kmsg_open();
+		kmsg = tl_kmsg_open();
 		/* The load before this worker is not ours to check. */
 		b->lost = true;
 	}
 	while (stress_running(s)) {
-		ret = stress_module_unload();
+		ret = tl_module_unload();
 		stress_count(rm, ret);
 		if (ret == -EWOULDBLOCK) {
 			stress_pause(10);
@@ -199,17 +199,12 @@ void stress_loop_rebind(struct stress *s, void *arg)
 {
 	const struct stress_rebind_arg *a = arg;
 	struct stress_op *op_unbind, *op_probe, *op_intrude, *op_clear;
-	char name[96];
 
-	snprintf(name, sizeof(name), "unbind %s", a->addr);
-	op_unbind = stress_op(s, name);
-	snprintf(name, sizeof(name), "drivers_probe %s", a->addr);
-	op_probe = stress_op(s, name);
-	snprintf(name, sizeof(name), "driver_override=%s %s", a->intruder ?: "-",
-		 a->addr);
-	op_intrude = stress_op(s, name);
-	snprintf(name, sizeof(name), "driver_override cleared %s", a->addr);
-	op_clear = stress_op(s, name);
+	op_unbind = stress_op(s, "unbind %s", a->addr);
+	op_probe = stress_op(s, "drivers_probe %s", a->addr);
+	op_intrude = stress_op(s, "driver_override=%s %s",
+			       a->intruder ?: "-", a->addr);
+	op_clear = stress_op(s, "driver_override cleared %s", a->addr);
 
 	while (stress_running(s)) {
 		switch (rand() % (a->intruder ? 4 : 3)) {
@@ -239,13 +234,11 @@ void stress_loop_remove(struct stress *s, void *arg)
 {
 	const struct stress_remove_arg *a = arg;
 	struct stress_op *op_remove[4], *op_rescan = stress_op(s, "rescan");
-	char name[96], path[256];
+	char path[256];
 	int i;
 
-	for (i = 0; i < a->n; i++) {
-		snprintf(name, sizeof(name), "remove %s", a->addrs[i]);
-		op_remove[i] = stress_op(s, name);
-	}
+	for (i = 0; i < a->n; i++)
+		op_remove[i] = stress_op(s, "remove %s", a->addrs[i]);
 	while (stress_running(s)) {
 		i = rand() % a->n;
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove",
@@ -301,13 +294,11 @@ void stress_loop_hotplug(struct stress *s, void *arg)
 {
 	const struct stress_hotplug_arg *a = arg;
 	struct stress_op *op_add, *op_del;
-	char name[96], id[64], args[256], answer[1024];
+	char id[64], args[256], answer[1024];
 	int fd, ret, cycle = 0;
 
-	snprintf(name, sizeof(name), "device_add %s on %s", a->driver, a->bus);
-	op_add = stress_op(s, name);
-	snprintf(name, sizeof(name), "device_del %s on %s", a->driver, a->bus);
-	op_del = stress_op(s, name);
+	op_add = stress_op(s, "device_add %s on %s", a->driver, a->bus);
+	op_del = stress_op(s, "device_del %s on %s", a->driver, a->bus);
 	fd = qmp_open();
 	if (fd < 0) {
 		stress_count(op_add, fd);

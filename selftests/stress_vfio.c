@@ -267,13 +267,11 @@ void stress_loop_open(struct stress *s, void *arg)
 {
 	struct stress_vfio_dev *d = arg;
 	struct stress_op *op_open, *op_close;
-	char prog[PATH_MAX], name[96];
+	char prog[PATH_MAX];
 	struct nlc c;
 
-	snprintf(name, sizeof(name), "vfio open %s", d->addr);
-	op_open = stress_op(s, name);
-	snprintf(name, sizeof(name), "vfio close of the fd alone %s", d->addr);
-	op_close = stress_op(s, name);
+	op_open = stress_op(s, "vfio open %s", d->addr);
+	op_close = stress_op(s, "vfio close of the fd alone %s", d->addr);
 	vfio_open_path(prog, sizeof(prog));
 	/* Only the strict checks ask the module. */
 	memset(&c, 0, sizeof(c));
@@ -380,14 +378,11 @@ void stress_loop_alloc(struct stress *s, void *arg)
 {
 	struct stress_vfio_dev *d = arg;
 	struct stress_op *op_new, *op_del;
-	char name[96];
 	struct nlc c = { 0 };
 	long unloads = -1;
 
-	snprintf(name, sizeof(name), "alloc-new %s", d->addr);
-	op_new = stress_op(s, name);
-	snprintf(name, sizeof(name), "alloc-del %s", d->addr);
-	op_del = stress_op(s, name);
+	op_new = stress_op(s, "alloc-new %s", d->addr);
+	op_del = stress_op(s, "alloc-del %s", d->addr);
 	while (stress_nl_ready(s, &c, &unloads)) {
 		if (d->alloc_state == STRESS_ALLOC_NONE)
 			alloc_new(s, &c, d, op_new);

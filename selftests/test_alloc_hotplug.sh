@@ -39,10 +39,7 @@ HP_ADDR=
 REF0=
 
 cleanup() {
-	vfio_open_stop
-	nlmon_stop
-	nl_allocs_cleanup
-	nl_rules_cleanup
+	lib_cleanup
 	[ -n "$PLUGGED" ] && qmp device_del "{\"id\": \"$PLUGGED\"}" >/dev/null 2>&1
 	rm -rf "$TMP"
 }

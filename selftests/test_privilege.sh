@@ -42,10 +42,7 @@ NOBODY_MON=
 cleanup() {
 	[ -n "$NOBODY_MON" ] && kill "$NOBODY_MON" 2>/dev/null
 	echo "$MODPROBE0" >/proc/sys/kernel/modprobe
-	vfio_open_stop
-	nlmon_stop
-	nl_allocs_cleanup
-	nl_rules_cleanup
+	lib_cleanup
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

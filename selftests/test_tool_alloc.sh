@@ -54,18 +54,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run OUT ERR CMD...: CMD's stdout and stderr to files, printed; its status
-run() {
-	local out=$1 err=$2 rc=0
-
-	shift 2
-	echo "\$ $*"
-	"$@" >"$out" 2>"$err" || rc=$?
-	cat "$out" "$err"
-	echo "exit $rc"
-	return "$rc"
-}
-
 # The allocations in gpuctl-nl's line format, from the tool's JSON on stdin
 allocs_as_nl() {
 	jq -r '.allocations[] | "alloc id=\(.id) owner=\(.owner)" +
@@ -104,7 +92,7 @@ setup_rules() {
 
 check_add_dev() {
 	# the owner in upper case: the kernel's form is lower case
-	run "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "${VM1^^}" name vm1 \
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "${VM1^^}" name vm1 \
 		account acme dev "${MF_GPU#0000:}" || return 1
 	[ ! -s "$TMP/err" ] || return 1
 	json_check --arg o "$VM1" --arg g "$MF_GPU" --arg h "$MF_HDA" '
@@ -121,7 +109,7 @@ check_add_dev() {
 }
 
 check_add_count() {
-	run "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "$VM2" count 2 \
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "$VM2" count 2 \
 		account acme project p1 detach-on-stop uid 107 gid 108 || return 1
 	# the first free GPUs in address order: 02:00.0 and 05:00.0
 	json_check --arg a "$FREE2" --arg b "$FREE" '.allocations | length == 1 and
@@ -137,11 +125,11 @@ check_show() {
 	gpuctl-nl alloc-dump >"$TMP/nl" || return 1
 	diff -u "$TMP/nl" "$TMP/tool" || return 1
 	[ "$(wc -l <"$TMP/nl")" -eq 2 ] || return 1
-	run "$TMP/out" "$TMP/err" gpuctl alloc show "$ID2" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl alloc show "$ID2" || return 1
 	printf 'alloc %s owner %s account acme project p1 gpus 2 state idle detach-on-stop uid 107 gid 108\n  devices: %s %s\n' \
 		"$ID2" "$VM2" "$FREE2" "$FREE" | diff -u - "$TMP/out" || return 1
 	# the ledger names tenants' VMs: reading it needs privilege
-	if run "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl -j alloc show; then
+	if run_captured "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl -j alloc show; then
 		return 1
 	fi
 	[ ! -s "$TMP/out" ] && grep -qx 'Error: Operation not permitted' "$TMP/err"
@@ -173,7 +161,7 @@ refused() {	# REGEX CMD...: the kernel's message matches REGEX
 
 	shift
 	nl_ledger >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" "$@" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" "$@" || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -qE "^Error: $want" "$TMP/err" || return 1
 	grep -qE "^gpuctl: cannot " "$TMP/err" || return 1
@@ -203,10 +191,10 @@ check_add_unprivileged() {
 
 check_limit_set() {
 	# acme holds 1 + 2 GPUs
-	run "$TMP/out" "$TMP/err" gpuctl -j limit set account acme max 3 || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j limit set account acme max 3 || return 1
 	[ "$(cat "$TMP/out")" = '{"limits":[{"scope":"account","name":"acme","max":3,"used":3}]}' ] ||
 		return 1
-	run "$TMP/out" "$TMP/err" gpuctl limit set project p9 max 4 || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl limit set project p9 max 4 || return 1
 	[ "$(cat "$TMP/out")" = 'project p9 max 4 used 0' ] || return 1
 	gpuctl -j limit show | limits_as_nl >"$TMP/tool" || return 1
 	gpuctl-nl limit-dump >"$TMP/nl" || return 1
@@ -227,7 +215,7 @@ check_numa() {
 	[ "$node" = 1 ] || { echo "$NODE1 is on node $node, the topology puts it on 1"; return 1; }
 	refused "only 0 free GPU.* on node 0.*: No space left on device$" \
 		gpuctl alloc add owner "$VM3" count 1 numa 0 policy required || return 1
-	run "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "$VM3" count 1 \
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j alloc add owner "$VM3" count 1 \
 		numa 1 policy required || return 1
 	json_check --arg a "$NODE1" '.allocations | length == 1 and .[0].devices == [$a]' \
 		"$TMP/out"
@@ -282,7 +270,7 @@ check_holder_monitor() {
 check_save() {
 	nl_ledger >"$TMP/saved" || return 1
 	cat "$TMP/saved"
-	run "$TMP/out" "$TMP/err" gpuctl alloc save "$LEDGER" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl alloc save "$LEDGER" || return 1
 	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
 	cat "$LEDGER"
 	# GPUs only: the kernel brings the companions
@@ -300,10 +288,10 @@ check_del_all() {
 
 	dump=$(gpuctl-nl alloc-dump) || return 1
 	if grep -q " owner=$VM3 " <<<"$dump"; then
-		run "$TMP/out" "$TMP/err" gpuctl alloc del owner "$VM3" || return 1
+		run_captured "$TMP/out" "$TMP/err" gpuctl alloc del owner "$VM3" || return 1
 	fi
 	for id in $(gpuctl -j alloc show | jq -r '.allocations[].id'); do
-		run "$TMP/out" "$TMP/err" gpuctl alloc del "$id" || return 1
+		run_captured "$TMP/out" "$TMP/err" gpuctl alloc del "$id" || return 1
 		[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
 	done
 	gpuctl limit set account acme max none >/dev/null &&
@@ -322,7 +310,7 @@ check_restore() {
 	# the ledger without VM3's allocation, which check_del_all ended too
 	grep -v "$VM3" "$LEDGER" >"$TMP/ledger2"
 	grep -v "$VM3" "$TMP/saved" >"$TMP/want"
-	run "$TMP/out" "$TMP/err" gpuctl -j alloc restore "$TMP/ledger2" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j alloc restore "$TMP/ledger2" || return 1
 	json_check --argjson a "$ID1" --argjson b "$ID2" \
 		'[.allocations[].id] == [$a, $b]' "$TMP/out" || return 1
 	nl_ledger | diff -u "$TMP/want" -
@@ -333,7 +321,7 @@ check_restore_exists() {
 	local rc=0
 
 	nl_ledger >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl alloc restore "$TMP/ledger2" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl alloc restore "$TMP/ledger2" || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -q "^Error: $MF_GPU is allocated to $ID1: Device or resource busy\$" "$TMP/err" &&
 	grep -qx "$TMP/ledger2:2: cannot restore the allocation of $VM1" "$TMP/err" ||
@@ -347,7 +335,7 @@ check_restore_bad_file() {
 	printf '# bad\nalloc add owner %s dev %s\nalloc add owner %s dev %s bogus\nlimit set account acme max x\n' \
 		"$VM3" "$NODE1" "$VM3" "$QXL" >"$f"
 	nl_ledger >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl alloc restore "$f" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl alloc restore "$f" || rc=$?
 	[ "$rc" = 1 ] && [ ! -s "$TMP/out" ] || return 1
 	printf '%s:3: unexpected argument "bogus"\n%s:4: invalid max "x", expected a number or none\n' \
 		"$f" "$f" | diff -u - "$TMP/err" || return 1
@@ -362,7 +350,7 @@ check_restore_rollback() {
 	printf 'alloc add owner %s dev %s id 77\nlimit set account acme max 1\nlimit set project p8 max 4\nlimit set domain nosuch max none\n' \
 		"$VM3" "$NODE1" >"$f"
 	nl_ledger >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl alloc restore "$f" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl alloc restore "$f" || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -q '^Error: .*No such file or directory$' "$TMP/err" &&
 	grep -qx "$f:4: cannot set the limit of domain nosuch, rolling back" "$TMP/err" ||
@@ -377,7 +365,7 @@ check_restore_rollback_alloc() {
 	printf 'alloc add owner %s dev %s id 77\nalloc add owner %s dev %s\n' \
 		"$VM3" "$NODE1" "$VM3" "$QXL" >"$f"
 	nl_ledger >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl alloc restore - <"$f" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl alloc restore - <"$f" || rc=$?
 	[ "$rc" = 2 ] || return 1
 	grep -q "^Error: $QXL is not reserved" "$TMP/err" &&
 	grep -qx "<stdin>:2: cannot restore the allocation of $VM3, rolling back" "$TMP/err" ||

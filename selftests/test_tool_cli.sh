@@ -35,18 +35,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run OUT ERR CMD...: CMD's stdout and stderr to files, printed; its status
-run() {
-	local out=$1 err=$2 rc=0
-
-	shift 2
-	echo "\$ $*"
-	"$@" >"$out" 2>"$err" || rc=$?
-	cat "$out" "$err"
-	echo "exit $rc"
-	return "$rc"
-}
-
 # The group in gpuctl-nl's line format, from the tool's text on stdin
 group_text_as_nl() {
 	awk '
@@ -69,10 +57,10 @@ check_group_show_id() {
 	for g in $(pci_group_of "$PB_GPU") $(pci_group_of "$GPU"); do
 		gpuctl-nl group-get "$g" >"$TMP/nl" || return 1
 		cat "$TMP/nl"
-		run "$TMP/out" "$TMP/err" gpuctl group show "$g" || return 1
+		run_captured "$TMP/out" "$TMP/err" gpuctl group show "$g" || return 1
 		[ ! -s "$TMP/err" ] && [ "$(grep -c '^group ' "$TMP/out")" = 1 ] || rc=1
 		group_text_as_nl <"$TMP/out" | diff -u "$TMP/nl" - || rc=1
-		run "$TMP/out" "$TMP/err" gpuctl -j group show "$g" || return 1
+		run_captured "$TMP/out" "$TMP/err" gpuctl -j group show "$g" || return 1
 		json_check '.groups | length == 1' "$TMP/out" || rc=1
 		group_json_as_nl <"$TMP/out" | diff -u "$TMP/nl" - || rc=1
 	done
@@ -87,12 +75,12 @@ check_group_show_id() {
 check_group_show_refused() {
 	local rc=0 st=0
 
-	run "$TMP/out" "$TMP/err" gpuctl group show 4000000 || st=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl group show 4000000 || st=$?
 	[ "$st" = 2 ] && [ ! -s "$TMP/out" ] || rc=1
 	grep -q '^Error: .*No such file or directory$' "$TMP/err" &&
 	grep -qx 'gpuctl: cannot show IOMMU group 4000000' "$TMP/err" || rc=1
 	st=0
-	run "$TMP/out" "$TMP/err" gpuctl group show x || st=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl group show x || st=$?
 	[ "$st" = 1 ] && grep -qx 'gpuctl: invalid IOMMU group "x", expected a number' "$TMP/err" ||
 		rc=1
 	return "$rc"

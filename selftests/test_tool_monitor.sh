@@ -35,10 +35,7 @@ cleanup() {
 		[ -n "$p" ] && kill -CONT "$p" 2>/dev/null && kill "$p" 2>/dev/null
 	done
 	[ -n "$RMEM_DEFAULT" ] && sysctl -q -w "net.core.rmem_default=$RMEM_DEFAULT"
-	vfio_open_stop
-	nlmon_stop
-	nl_allocs_cleanup
-	nl_rules_cleanup
+	lib_cleanup
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

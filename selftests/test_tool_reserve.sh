@@ -85,22 +85,10 @@ rule_id() {	# MATCH: the id gpuctl-nl sees for it
 	gpuctl-nl rule-dump | sed -n "s/^rule id=\([0-9]*\) match=$1 .*/\1/p"
 }
 
-# run OUT ERR CMD...: CMD's stdout and stderr to files, printed; its status
-run() {
-	local out=$1 err=$2 rc=0
-
-	shift 2
-	echo "\$ $*"
-	"$@" >"$out" 2>"$err" || rc=$?
-	cat "$out" "$err"
-	echo "exit $rc"
-	return "$rc"
-}
-
 # --- stages ---------------------------------------------------------------
 
 check_add_json() {
-	run "$TMP/out" "$TMP/err" gpuctl -j reserve add "${FREE#0000:}" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j reserve add "${FREE#0000:}" || return 1
 	json_check --arg a "$FREE" '.rules | length == 1 and
 		(.[0] | .match == $a and .driver == "vfio-pci" and
 		 .force == false and .take == false and .source == "netlink" and
@@ -118,7 +106,7 @@ check_show() {
 	gpuctl -j reserve show | rules_as_nl >"$TMP/tool" || return 1
 	gpuctl-nl rule-dump >"$TMP/nl" || return 1
 	diff -u "$TMP/nl" "$TMP/tool" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl reserve show "$(rule_id "$FREE")" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl reserve show "$(rule_id "$FREE")" || return 1
 	printf 'rule %s match %s driver vfio-pci source netlink\n  devices: %s\n' \
 		"$(rule_id "$FREE")" "$FREE" "$FREE" | diff -u - "$TMP/out"
 }
@@ -148,7 +136,7 @@ check_add_exists() {
 	local rc=0
 
 	gpuctl-nl rule-dump >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl reserve add "$FREE" driver pci-stub || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl reserve add "$FREE" driver pci-stub || rc=$?
 	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] || return 1
 	grep -q '^Error: .*: File exists$' "$TMP/err" &&
 	grep -q "^gpuctl: cannot add rule $FREE\$" "$TMP/err" || return 1
@@ -158,7 +146,7 @@ check_add_exists() {
 check_add_foreign_text() {
 	local id
 
-	run "$TMP/out" "$TMP/err" gpuctl reserve add "$PB_GPU" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl reserve add "$PB_GPU" || return 1
 	id=$(rule_id "$PB_GPU")
 	[ -n "$id" ] || return 1
 	# human mode: the rule on stdout, its warnings on stderr only
@@ -178,7 +166,7 @@ check_add_foreign_text() {
 }
 
 check_del_match() {
-	run "$TMP/out" "$TMP/err" gpuctl reserve del "${PB_GPU#0000:}" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl reserve del "${PB_GPU#0000:}" || return 1
 	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
 	[ -z "$(rule_id "$PB_GPU")" ] || return 1
 	expect_driver "$PB_GPU" bochs-drm &&
@@ -190,7 +178,7 @@ check_del_unknown() {
 	local rc=0
 
 	gpuctl-nl rule-dump >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl reserve del 4000000000 || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl reserve del 4000000000 || rc=$?
 	[ "$rc" = 2 ] && grep -q '^Error: .*No such file or directory$' "$TMP/err" ||
 		return 1
 	gpuctl-nl rule-dump | diff -u "$TMP/before" -
@@ -203,13 +191,13 @@ check_take_monitor() {
 	gpuctl -j monitor >"$TMP/mon" 2>"$TMP/mon.err" &
 	MON_PID=$!
 	wait_monitor_subscribed "$MON_PID" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl -j reserve add "$MF_GPU" take || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j reserve add "$MF_GPU" take || return 1
 	id=$(rule_id "$MF_GPU")
 	json_check --arg g "$MF_GPU" --arg h "$MF_HDA" '.rules | length == 1 and
 		(.[0] | .take == true and (.devices | sort) == ([$g, $h] | sort))' \
 		"$TMP/out" || return 1
 	expect_driver "$MF_GPU" vfio-pci && expect_driver "$MF_HDA" vfio-pci || return 1
-	run "$TMP/out" "$TMP/err" gpuctl reserve del "$id" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl reserve del "$id" || return 1
 	expect_driver "$MF_GPU" bochs-drm 30 && expect_driver "$MF_HDA" snd_hda_intel 30 ||
 		return 1
 	wait_for 20 grep -q "\"action\":\"released\"" "$TMP/mon"
@@ -237,7 +225,7 @@ check_apply_adds() {
 	printf '# test\nreserve %s   # kept\n\nreserve %s\n' "${FREE#0000:}" \
 		"$FREE2" >"$CONF"
 	before=$(rule_id "$FREE")
-	run "$TMP/out" "$TMP/err" gpuctl -j apply "$CONF" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j apply "$CONF" || return 1
 	json_check --arg a "$FREE2" '.rules | length == 1 and .[0].match == $a' \
 		"$TMP/out" || return 1
 	[ "$(rule_id "$FREE")" = "$before" ] && [ -n "$(rule_id "$FREE2")" ] &&
@@ -246,9 +234,9 @@ check_apply_adds() {
 
 check_apply_again() {
 	gpuctl-nl rule-dump >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || return 1
 	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
-	run "$TMP/out" "$TMP/err" gpuctl -j apply "$CONF" || return 1
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j apply "$CONF" || return 1
 	[ "$(cat "$TMP/out")" = '{"rules":[]}' ] || return 1
 	gpuctl-nl rule-dump | diff -u "$TMP/before" -
 }
@@ -258,7 +246,7 @@ check_apply_conflict() {
 
 	printf 'reserve %s\nreserve %s driver pci-stub\n' "$QXL" "$FREE" >"$CONF"
 	gpuctl-nl rule-dump >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 1 ] || return 1
 	grep -q "^$CONF:2: the kernel's rule $(rule_id "$FREE") for $FREE has driver vfio-pci, not driver pci-stub " \
 		"$TMP/err" || return 1
@@ -270,7 +258,7 @@ check_apply_syntax() {
 
 	printf 'reserve %s\nreserve %s driver nouveau\n' "$QXL" "$MF_GPU" >"$CONF"
 	gpuctl-nl rule-dump >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 1 ] &&
 	[ "$(cat "$TMP/err")" = "$CONF:2: driver nouveau is not a VFIO driver" ] ||
 		return 1
@@ -304,7 +292,7 @@ check_apply_rollback() {
 	ids=$(sed 's/^0x//' "$SYS_PCI/$BYHAND/vendor"):$(sed 's/^0x//' "$SYS_PCI/$BYHAND/device")
 	printf 'reserve %s\nreserve %s driver pci-stub take\n' "$QXL" "$ids" >"$CONF"
 	gpuctl-nl rule-dump >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 2 ] || return 1
 	grep -q "^Error: .*: Device or resource busy$" "$TMP/err" &&
 	grep -q "^$CONF:2: cannot add rule $ids, rolling back$" "$TMP/err" || return 1
@@ -330,16 +318,16 @@ check_apply_unprivileged() {
 	printf 'reserve %s\nreserve 10DE:* driver pci-stub force take\n' "${QXL#0000:}" >"$CONF"
 	chmod 644 "$CONF"
 	chmod 755 "$TMP"
-	run "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" modprobe || return 1
+	run_captured "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" modprobe || return 1
 	[ "$(cat "$TMP/out")" = "options gpuctl reserve=$QXL,10de:*@pci-stub+force+take" ] ||
 		return 1
-	run "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" check || return 1
+	run_captured "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" check || return 1
 	[ ! -s "$TMP/out" ] || return 1
 	gpuctl-nl rule-dump >"$TMP/before" || return 1
-	run "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl apply "$CONF" || rc=$?
 	[ "$rc" = 2 ] && grep -q 'Operation not permitted' "$TMP/err" || return 1
 	rc=0
-	run "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl reserve add "$QXL" || rc=$?
+	run_captured "$TMP/out" "$TMP/err" "${NOBODY[@]}" gpuctl reserve add "$QXL" || rc=$?
 	[ "$rc" = 2 ] && grep -q 'Operation not permitted' "$TMP/err" || return 1
 	gpuctl-nl rule-dump | diff -u "$TMP/before" -
 }

@@ -27,10 +27,7 @@ SYSDEV=/sys/bus/pci/devices/$GPU
 
 # Gives the GPU back to bochs-drm, and gpuctl back to the tests after us.
 cleanup() {
-	vfio_open_stop
-	nlmon_stop
-	nl_allocs_cleanup
-	nl_rules_cleanup
+	lib_cleanup
 	if [ "$(pci_driver_of "$GPU")" = vfio-pci ]; then
 		echo >"$SYSDEV/driver_override"
 		echo "$GPU" >/sys/bus/pci/drivers/vfio-pci/unbind

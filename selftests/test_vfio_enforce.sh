@@ -28,10 +28,7 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 EPERM='VFIO_GROUP_GET_DEVICE_FD .*Operation not permitted (errno 1)'
 
 cleanup() {
-	vfio_open_stop
-	nlmon_stop
-	nl_allocs_cleanup
-	nl_rules_cleanup
+	lib_cleanup
 	vfio_nodes_restore
 	rm -rf "$TMP"
 }

@@ -28,10 +28,7 @@ GPU=0000:01:00.0
 OWNER=5b0e4a86-1f0c-4d2b-9c57-3f7e2a6d8c11
 
 cleanup() {
-	vfio_open_stop
-	nlmon_stop
-	nl_allocs_cleanup
-	nl_rules_cleanup
+	lib_cleanup
 	vfio_nodes_restore
 	rm -rf "$TMP"
 }

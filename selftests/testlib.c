@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -287,6 +288,35 @@ int tl_modprobe(const char *module)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
 }
 
+int tl_module_load(const char *params)
+{
+	const char *ko = getenv("GPUCTL_KO");
+	int fd, ret;
+
+	if (!ko)
+		return -ENOENT;
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params ?: "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int tl_module_unload(void)
+{
+	return syscall(SYS_delete_module, "gpuctl", O_NONBLOCK) ? -errno : 0;
+}
+
+int tl_kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
 bool tl_have_iommu(void)
 {
 	DIR *dir = opendir("/sys/kernel/iommu_groups");
@@ -362,7 +392,36 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(const char * const *)a, *(const char * const *)b);
 }
 
-int tl_pci_snapshot(char *buf, size_t len)
+/* The other members of @addr's IOMMU group, sorted, comma-separated. */
+static void group_peers(const char *addr, char *buf, size_t len)
+{
+	char path[256];
+	char *names[NLC_MAX_MEMBERS];
+	struct dirent *de;
+	size_t used = 0;
+	int i, n = 0;
+	DIR *dir;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group/devices",
+		 addr);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((de = readdir(dir)) && n < NLC_MAX_MEMBERS)
+		if (de->d_name[0] != '.' && strcmp(de->d_name, addr))
+			names[n++] = strdup(de->d_name);
+	closedir(dir);
+	qsort(names, n, sizeof(names[0]), name_cmp);
+	for (i = 0; i < n; i++) {
+		if (names[i] && used < len)
+			used += snprintf(buf + used, len - used, "%s%s",
+					 i ? "," : "", names[i]);
+		free(names[i]);
+	}
+}
+
+int tl_pci_snapshot(char *buf, size_t len, bool with_groups)
 {
 	DIR *dir = opendir("/sys/bus/pci/devices");
 	char *names[256];
@@ -380,13 +439,19 @@ int tl_pci_snapshot(char *buf, size_t len)
 	buf[0] = '\0';
 	for (i = 0; i < n; i++) {
 		char drv[NLC_NAME_LEN] = "", ovr[NLC_NAME_LEN] = "";
+		char peers[NLC_MAX_MEMBERS * NLC_ADDR_LEN] = "";
 
 		if (names[i]) {
 			tl_driver_of(names[i], drv, sizeof(drv));
 			tl_override_of(names[i], ovr, sizeof(ovr));
+			if (with_groups)
+				group_peers(names[i], peers, sizeof(peers));
 			if (used < len)
 				used += snprintf(buf + used, len - used,
-						 "%s %s %s;", names[i], drv, ovr);
+						 "%s driver=%s override=%s%s%s\n",
+						 names[i], drv, ovr,
+						 with_groups ? " group+=" : "",
+						 peers);
 		}
 		free(names[i]);
 	}

@@ -47,6 +47,16 @@ int tl_groups_diff(struct nlc *c, int settle_ms, char *why, size_t len);
 
 int tl_modprobe(const char *module);
 /*
+ * The module: $GPUCTL_KO loaded with @params (NULL: none), as insmod
+ * loads it, without its dependencies; unloaded without waiting, as rmmod
+ * does (-EWOULDBLOCK while in use). 0 or -errno; -ENOENT without
+ * GPUCTL_KO.
+ */
+int tl_module_load(const char *params);
+int tl_module_unload(void);
+/* The kernel log from now on: /dev/kmsg, read non-blocking; fd or -1. */
+int tl_kmsg_open(void);
+/*
  * Whether the machine has an IOMMU: any group at all. A test that needs a
  * GPU in a group may skip without one, and must fail with one.
  */
@@ -59,9 +69,12 @@ int tl_override_of(const char *addr, char *ovr, size_t len);
 /* Poll sysfs until @addr is bound to @drv ("" = unbound): 1, or 0 on timeout. */
 int tl_wait_driver(const char *addr, const char *drv, int timeout_ms);
 /*
- * Every PCI function's driver and driver_override as one string,
- * "ADDR DRIVER OVERRIDE;...", to show that a request changed nothing.
+ * Every PCI function, sorted, with its driver and driver_override, one
+ * line each, "ADDR driver=DRIVER override=OVERRIDE"; @with_groups adds
+ * " group+=PEERS", the other members of its IOMMU group. Compared before
+ * and after, it shows that a request changed nothing, or that a program
+ * left the PCI state as it found it. 0, or -E2BIG when @len is too short.
  */
-int tl_pci_snapshot(char *buf, size_t len);
+int tl_pci_snapshot(char *buf, size_t len, bool with_groups);
 
 #endif /* _GPUCTL_TESTLIB_H */
