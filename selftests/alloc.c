@@ -858,25 +858,24 @@ TEST_F(alloc, limits)
 /*
  * A refusal longer than extack's 79 characters comes back cut there, on
  * 6.1 and 6.12 alike, and 6.12 logs no "truncated extack" for it (the
- * guest's kernel log check fails on that line).
+ * guest's kernel log check fails on that line): "no limit on project "
+ * and a label of 63 characters make 82.
  */
 TEST_F(alloc, long_label_message_cut)
 {
 	struct alloc_fx *fx = &self->fx;
 	char name[64], full[160], want[80];
-	struct nlc_alloc_req req;
+	struct nlc_limit l;
 
 	memset(name, 'p', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
-	LIMIT_OK(GPUCTL_LIMIT_SCOPE_PROJECT, name, 0, 0);
-	snprintf(full, sizeof(full), "project %s is limited to 0 GPUs, 0 in use",
-		 name);
+	snprintf(full, sizeof(full), "no limit on project %s", name);
 	snprintf(want, sizeof(want), "%.79s", full);
 	ASSERT_EQ(79, strlen(want));
-	req_init(&req, OWNER1);
-	req.project = name;
-	req_count(&req, 1);
-	ALLOC_FAILS(&req, EDQUOT, want, GPUCTL_A_ALLOC_PROJECT);
+	EXPECT_EQ(-ENOENT, nlc_limit_get(&fx->c, GPUCTL_LIMIT_SCOPE_PROJECT,
+					 name, &l));
+	EXPECT_STREQ(want, fx->c.extack);
+	EXPECT_EQ(GPUCTL_A_LIMIT_NAME, fx->c.bad_attr);
 }
 
 static void child_expect(bool ok, const char *what, const struct nlc *c,
