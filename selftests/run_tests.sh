@@ -3,7 +3,9 @@
 #
 # Guest-side driver: runs every selftest meant for TOPOLOGY and prints KTAP.
 # Usage: selftests/run_tests.sh [--no-load | --minimum] TOPOLOGY
-# GPUCTL_TESTS="inventory test_tool.sh ..." runs only the programs named.
+# GPUCTL_TESTS="inventory test_tool.sh ..." runs only the programs named;
+# GPUCTL_SKIP_TESTS="fuzz" runs all but those (make check-debug runs the
+# fuzzer in a guest of its own).
 # GPUCTL_FUZZ_TIMEOUT=SECONDS is the fuzzer's timeout instead of the
 # per-program one (make check-debug: 10^6 messages take hours there).
 # GPUCTL_PROG_TIMEOUT=SECONDS overrides the per-program timeout of
@@ -144,8 +146,9 @@ result() {	# result ok|fail|skip NAME [REASON]
 	esac
 }
 
-wanted() {	# wanted NAME: not filtered out by GPUCTL_TESTS
-	[ -z "${GPUCTL_TESTS:-}" ] || listed "$GPUCTL_TESTS" "$1"
+wanted() {	# wanted NAME: not filtered out by GPUCTL_TESTS or GPUCTL_SKIP_TESTS
+	! listed "${GPUCTL_SKIP_TESTS:-}" "$1" &&
+		{ [ -z "${GPUCTL_TESTS:-}" ] || listed "$GPUCTL_TESTS" "$1"; }
 }
 
 selected() {	# selected TOPOLOGIES NAME: NAME runs on this topology

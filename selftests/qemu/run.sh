@@ -169,7 +169,7 @@ mkdir -p "$share"
 	printf 'GPUCTL_INTERACTIVE=%q\n' "$interactive"
 	# The selftests' settings pass from the host's environment (make
 	# check, make check-debug) to the guest's.
-	for v in GPUCTL_TESTS GPUCTL_PROG_TIMEOUT GPUCTL_KMEMLEAK \
+	for v in GPUCTL_TESTS GPUCTL_SKIP_TESTS GPUCTL_PROG_TIMEOUT GPUCTL_KMEMLEAK \
 		 GPUCTL_FUZZ_MESSAGES GPUCTL_FUZZ_TIMEOUT GPUCTL_STRESS_SECONDS; do
 		if [ -n "${!v+set}" ]; then printf 'export %s=%q\n' "$v" "${!v}"; fi
 	done
