@@ -139,9 +139,9 @@ jobs=${GPUCTL_JOBS:-1}
 for g in "${guests[@]}"; do
 	# shellcheck disable=SC2086 # NAME TOPOLOGY [VAR=VALUE]
 	set -- $g
-	echo "# $rel $2: booting for $1${3:+ ($3)}"
 	rm -f "$out/$1.rc"
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	echo "# $rel $2: booting for $1${3:+ ($3)}"
 	run_guest "$@" &
 done
 wait

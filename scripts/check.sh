@@ -171,8 +171,8 @@ for k in $kernels; do
 	[ -n "${GPUCTL_KO:-}" ] && ko=${GPUCTL_KO//@REL@/$k}
 	[ -n "${GPUCTL_KO:-}" ] || [ -f "$ko" ] || continue
 	rm -f "$out/$k"-*.rc
-	echo "# $k: booting ${topologies// /, } (module $ko)"
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	echo "# $k: booting ${topologies// /, } (module $ko)"
 	guest_suites "$k" "$ko" &
 done
 wait
