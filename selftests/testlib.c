@@ -308,6 +308,11 @@ int tl_module_unload(void)
 	return syscall(SYS_delete_module, "gpuctl", O_NONBLOCK) ? -errno : 0;
 }
 
+bool tl_module_loaded(void)
+{
+	return !access("/sys/module/gpuctl", F_OK);
+}
+
 int tl_kmsg_open(void)
 {
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -392,27 +397,40 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(const char * const *)a, *(const char * const *)b);
 }
 
+/*
+ * The entries of directory @path but "." and ".." and @skip (NULL: none),
+ * at most @max, sorted, each strdup()ed into @names (an entry is NULL
+ * when out of memory). Returns how many, or -errno.
+ */
+static int sorted_entries(const char *path, const char *skip, char **names,
+			  int max)
+{
+	DIR *dir = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)) && n < max)
+		if (de->d_name[0] != '.' && (!skip || strcmp(de->d_name, skip)))
+			names[n++] = strdup(de->d_name);
+	closedir(dir);
+	qsort(names, n, sizeof(names[0]), name_cmp);
+	return n;
+}
+
 /* The other members of @addr's IOMMU group, sorted, comma-separated. */
 static void group_peers(const char *addr, char *buf, size_t len)
 {
 	char path[256];
 	char *names[NLC_MAX_MEMBERS];
-	struct dirent *de;
 	size_t used = 0;
-	int i, n = 0;
-	DIR *dir;
+	int i, n;
 
 	buf[0] = '\0';
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group/devices",
 		 addr);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((de = readdir(dir)) && n < NLC_MAX_MEMBERS)
-		if (de->d_name[0] != '.' && strcmp(de->d_name, addr))
-			names[n++] = strdup(de->d_name);
-	closedir(dir);
-	qsort(names, n, sizeof(names[0]), name_cmp);
+	n = sorted_entries(path, addr, names, NLC_MAX_MEMBERS);
 	for (i = 0; i < n; i++) {
 		if (names[i] && used < len)
 			used += snprintf(buf + used, len - used, "%s%s",
@@ -423,19 +441,14 @@ static void group_peers(const char *addr, char *buf, size_t len)
 
 int tl_pci_snapshot(char *buf, size_t len, bool with_groups)
 {
-	DIR *dir = opendir("/sys/bus/pci/devices");
 	char *names[256];
-	struct dirent *de;
 	size_t used = 0;
-	int i, n = 0;
+	int i, n;
 
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)) && n < (int)ARRAY_SIZE(names))
-		if (de->d_name[0] != '.')
-			names[n++] = strdup(de->d_name);
-	closedir(dir);
-	qsort(names, n, sizeof(names[0]), name_cmp);
+	n = sorted_entries("/sys/bus/pci/devices", NULL, names,
+			   (int)ARRAY_SIZE(names));
+	if (n < 0)
+		return n;
 	buf[0] = '\0';
 	for (i = 0; i < n; i++) {
 		char drv[NLC_NAME_LEN] = "", ovr[NLC_NAME_LEN] = "";
