@@ -21,11 +21,6 @@
 /* Turns the lifecycle pr_debug() lines on from the start. */
 #define PARAMS	"dyndbg=+p"
 
-static bool loaded(void)
-{
-	return !access("/sys/module/gpuctl", F_OK);
-}
-
 struct balance {
 	int created;
 	int destroyed;
@@ -79,7 +74,7 @@ FIXTURE_SETUP(life)
 	ASSERT_NE(NULL, getenv("GPUCTL_KO")) TH_LOG("GPUCTL_KO not set");
 	ASSERT_EQ(0, access("/dev/kmsg", R_OK)) TH_LOG("no /dev/kmsg");
 	memset(&self->b, 0, sizeof(self->b));
-	if (loaded())
+	if (tl_module_loaded())
 		ASSERT_EQ(0, tl_module_unload());
 	self->kmsg = tl_kmsg_open();
 	ASSERT_GE(self->kmsg, 0);
@@ -87,7 +82,7 @@ FIXTURE_SETUP(life)
 
 FIXTURE_TEARDOWN(life)
 {
-	if (!loaded())
+	if (!tl_module_loaded())
 		tl_module_load(PARAMS);
 	if (self->kmsg > 0)
 		close(self->kmsg);
@@ -115,7 +110,7 @@ TEST_F_TIMEOUT(life, load_unload_cycles, 180)
 			TH_LOG("cycle %d: %d 'created' lines for %d devices", i,
 			       self->b.created - before, m.ndevs);
 		ASSERT_EQ(0, tl_module_unload());
-		EXPECT_FALSE(loaded());
+		EXPECT_FALSE(tl_module_loaded());
 		kmsg_scan(self->kmsg, &self->b);
 		EXPECT_EQ(0, self->b.nlive)
 			TH_LOG("cycle %d: %d devices never destroyed, first %s", i,
@@ -141,7 +136,7 @@ TEST_F_TIMEOUT(life, rmmod_with_monitor, 60)
 	/* The socket outlives the family; reading it must stay harmless. */
 	EXPECT_GE(nlc_monitor_next(&mon, 200, &cmd, &d), 0);
 	nlc_close(&mon);
-	if (loaded())
+	if (tl_module_loaded())
 		ASSERT_EQ(0, tl_module_unload());
 	kmsg_scan(self->kmsg, &self->b);
 	EXPECT_EQ(0, self->b.nlive);
@@ -179,7 +174,7 @@ TEST_F_TIMEOUT(life, rmmod_during_dump, 60)
 		nlc_recv_reply(&c, NULL, NULL, &info);
 		nlc_close(&c);
 	}
-	EXPECT_FALSE(loaded());
+	EXPECT_FALSE(tl_module_loaded());
 	kmsg_scan(self->kmsg, &self->b);
 	EXPECT_EQ(0, self->b.nlive);
 	EXPECT_EQ(self->b.created, self->b.destroyed);

@@ -292,11 +292,6 @@ int stress_kmsg_reports(int fd)
 	return bad;
 }
 
-bool stress_module_loaded(void)
-{
-	return !access("/sys/module/gpuctl/refcnt", F_OK);
-}
-
 int stress_module_deps(void)
 {
 	pid_t pid = fork();
@@ -603,7 +598,7 @@ int stress_env_restore(struct stress_env *e)
 
 	e->why[0] = '\0';
 	/* Rules and overrides go with the module that knows them. */
-	if (!stress_module_loaded())
+	if (!tl_module_loaded())
 		ret = tl_module_load(e->params ?: "dyndbg=+p");
 	if (!ret && !e->c.sk)
 		ret = nlc_open(&e->c);

@@ -97,8 +97,6 @@ long stress_count_of(const struct stress *s, const char *name, int err);
  */
 int stress_kmsg_reports(int fd);
 
-/* Whether the module is loaded (tl_module_load(), tl_module_unload()). */
-bool stress_module_loaded(void);
 /* modprobe of what $GPUCTL_KO depends on and of the VFIO type1 backend. */
 int stress_module_deps(void);
 /* The module's reference count, or -errno. */

@@ -89,7 +89,7 @@ TEST_F_TIMEOUT(stress, dumps_vs_everything, 900)
 
 	EXPECT_LT(0, stress_count_of(s, "dev-get dump", 0));
 	EXPECT_LT(0, stress_count_of(s, "alloc-get dump", 0));
-	ASSERT_TRUE(stress_module_loaded()) TH_LOG("the rmmod worker left gpuctl unloaded");
+	ASSERT_TRUE(tl_module_loaded()) TH_LOG("the rmmod worker left gpuctl unloaded");
 	nlc_close(&self->e.c);
 	ASSERT_EQ(0, nlc_open(&self->e.c));
 	stress_write("/sys/bus/pci/rescan", "1");

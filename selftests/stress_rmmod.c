@@ -82,7 +82,7 @@ TEST_F_TIMEOUT(stress, rmmod_vs_unbind_remove, 900)
 
 	/* Without an unload the race proves nothing. */
 	EXPECT_LT(0, stress_count_of(s, "rmmod", 0));
-	ASSERT_TRUE(stress_module_loaded()) TH_LOG("the rmmod worker left gpuctl unloaded");
+	ASSERT_TRUE(tl_module_loaded()) TH_LOG("the rmmod worker left gpuctl unloaded");
 	nlc_close(&self->e.c);
 	ASSERT_EQ(0, nlc_open(&self->e.c));
 

@@ -54,6 +54,8 @@ int tl_modprobe(const char *module);
  */
 int tl_module_load(const char *params);
 int tl_module_unload(void);
+/* Whether the module is loaded (its /sys/module directory is there). */
+bool tl_module_loaded(void);
 /* The kernel log from now on: /dev/kmsg, read non-blocking; fd or -1. */
 int tl_kmsg_open(void);
 /*
