@@ -20,6 +20,15 @@
 #   GPUCTL_FUZZ_MESSAGES   messages the fuzzer sends, default 1000000
 #   GPUCTL_STRESS_SECONDS  how long each stress program loops, default 60
 #   GPUCTL_JOBS            guests running at once, default 1
+#   GPUCTL_DEBUG_FRESH=1   run every guest again, keep no earlier pass
+#
+# The three guests (the fuzzer, the rest of the full topology, noiommu)
+# take hours together on a small machine. A guest that passed is kept:
+# build/check-debug/NAME.key holds a hash of everything it ran (the debug
+# kernel, the module, tool and selftest sources, the scripts and the
+# settings), and a later run with the same hash reports that guest's kept
+# log instead of booting it again, saying so and when it ran. A failed
+# guest, or any change to what it ran, boots it again.
 
 set -u
 
@@ -107,6 +116,33 @@ build "module builds for $rel" "$out/module.log" \
 build "tool builds" "$out/tools.log" make -s tools
 build "selftests build" "$out/selftests.log" make -s selftests
 
+# What a guest's result depends on, besides its own settings: the debug
+# kernel (its cache key), every tracked file the module, the tool and the
+# suite are built or run from, and the settings exported above. Empty
+# outside a git checkout: then nothing is kept.
+inputs_key() {
+	git rev-parse --is-inside-work-tree >/dev/null 2>&1 || return 0
+	{
+		basename "$kdir"
+		git ls-files -z -- Makefile Kbuild kmod include tools selftests \
+			scripts Documentation/netlink | xargs -0 sha256sum
+		env | sort | grep -E \
+			'^GPUCTL_(PROG_TIMEOUT|KMEMLEAK|FUZZ_\w*|STRESS_\w*|(SKIP_)?TESTS)='
+	} | sha256sum | cut -c1-16
+}
+inputs=$(inputs_key)
+
+# kept NAME [VAR=VALUE...]: true when guest NAME passed before with the
+# same inputs and settings.
+kept() {
+	local name=$1
+
+	shift
+	[ -z "${GPUCTL_DEBUG_FRESH:-}" ] && [ -n "$inputs" ] &&
+		[ "$(cat "$out/$name.rc" 2>/dev/null)" = 0 ] &&
+		[ "$(cat "$out/$name.key" 2>/dev/null)" = "$inputs $*" ]
+}
+
 # run_guest NAME TOPOLOGY [VAR=VALUE...]: one boot of the debug kernel
 # running the guest suite with those settings; leaves $out/NAME.log, .err,
 # .console, .rc (exit status) and .secs.
@@ -114,6 +150,7 @@ run_guest() {
 	local name=$1 t=$2 s=$SECONDS
 
 	shift 2
+	rm -f "$out/$name.rc" "$out/$name.key"
 	selftests/qemu/run.sh --kernel "$rel" --kernel-root "$kdir/root" \
 		--topology "$t" --timeout "$timeout" --boot-timeout 900 \
 		--keep-log "$out/$name.console" \
@@ -121,6 +158,7 @@ run_guest() {
 		>"$out/$name.log" 2>"$out/$name.err"
 	echo $? >"$out/$name.rc"
 	echo $((SECONDS - s)) >"$out/$name.secs"
+	echo "$inputs $*" >"$out/$name.key"
 }
 
 # The fuzzer's 10^6 messages take longer than the rest of the full
@@ -136,10 +174,15 @@ for t in $topologies; do
 	fi
 done
 jobs=${GPUCTL_JOBS:-1}
+declare -A kept_at=()
 for g in "${guests[@]}"; do
 	# shellcheck disable=SC2086 # NAME TOPOLOGY [VAR=VALUE]
 	set -- $g
-	rm -f "$out/$1.rc"
+	if kept "$1" "${@:3}"; then
+		kept_at[$1]=$(date -r "$out/$1.rc" '+%F %T')
+		echo "# $rel $1: passed at ${kept_at[$1]} with these inputs ($inputs), kept"
+		continue
+	fi
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
 	echo "# $rel $2: booting for $1${3:+ ($3)}"
 	run_guest "$@" &
@@ -156,7 +199,7 @@ for g in "${guests[@]}"; do
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	echo "# $rel $1: $p passed, $f failed, $s skipped in $(cat "$out/$1.secs") s"
 	if [ "$rc" -eq 0 ]; then
-		result ok "$rel $1: guest ran the suite, kernel log clean"
+		result ok "$rel $1: guest ran the suite, kernel log clean${kept_at[$1]:+ (kept from ${kept_at[$1]})}"
 	else
 		sed 's/^/# /' "$out/$1.err" | tail -n 30
 		print_reports "$out/$1.console"

@@ -104,6 +104,7 @@ typedef void (*fz_data_cb)(const struct nlmsghdr *nlh, int idx, void *arg);
 /* Set to the time of every reply received; the supervisor watches it. */
 extern long *fz_heartbeat;
 long fz_now_ms(void);
+double fz_now_s(void);
 
 int fz_sock_open(struct fz_sock *s, int rcvbuf);
 void fz_sock_close(struct fz_sock *s);
@@ -235,6 +236,12 @@ struct fz_dev {
 struct fz_stats {
 	unsigned long sent;
 	unsigned long outcome[FZ_ROWS][FZ_NR_OUTCOMES];
+	/*
+	 * Seconds waited for the kernel's answers, a datagram's wait shared
+	 * among its messages: where a slow kernel spends the run.
+	 */
+	double row_seconds[FZ_ROWS];
+	double check_seconds;		/* reading back the invariants */
 	unsigned long guard_dropped;
 	unsigned long guard_stripped;
 	unsigned long replies;		/* data messages checked */

@@ -406,6 +406,8 @@ static int fz_main(struct fz_shared *sh)
 	int kmsg, allocs, limits, rules, ret;
 	struct fz_ctx *c = &ctx;
 	struct timespec t0, t1;
+	double t_check;
+	int broken;
 	bool ok, child_ok, probe_ok, allocated;
 	static char why[2048], last[2048];
 	pid_t child;
@@ -469,7 +471,10 @@ static int fz_main(struct fz_shared *sh)
 		if (c->stats->sent / batch == batches && c->stats->sent < root_n)
 			continue;
 		batches++;
-		if (fz_invariants(c, why, sizeof(why))) {
+		t_check = fz_now_s();
+		broken = fz_invariants(c, why, sizeof(why));
+		c->stats->check_seconds += fz_now_s() - t_check;
+		if (broken) {
 			if (!violated++)
 				fz_ring_print(sh);
 			if (strcmp(why, last))

@@ -33,6 +33,14 @@ long fz_now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+double fz_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int fz_sock_open(struct fz_sock *s, int rcvbuf)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };

@@ -147,6 +147,7 @@ int fz_send_one(struct fz_ctx *c, struct fz_plan *p)
 	struct fz_res res[FZ_MAX_MSGS];
 	struct fz_rx rx = { c, p };
 	enum fz_guard g = fz_guard(c, p);
+	double t0, waited;
 	int k, ret;
 
 	if (g == FZ_GUARD_DROP) {
@@ -167,15 +168,19 @@ int fz_send_one(struct fz_ctx *c, struct fz_plan *p)
 		memcpy(c->sh->ring[slot].buf, p->buf, n);
 		c->sh->ring[slot].len = (int)p->len;
 	}
+	t0 = fz_now_s();
 	ret = fz_xact(&c->sk, p->buf, p->len, res, p->n, fz_rx_cb, &rx,
 		      FZ_REPLY_TIMEOUT_MS);
 	if (ret)
 		return ret;
+	waited = fz_now_s() - t0;
 	c->stats->sent += p->n;
 	for (k = 0; k < p->n; k++) {
 		int outcome = fz_outcome(p, k, &res[k]);
+		int row = fz_row(p->m[k].cmd);
 
-		c->stats->outcome[fz_row(p->m[k].cmd)][outcome]++;
+		c->stats->outcome[row][outcome]++;
+		c->stats->row_seconds[row] += waited / p->n;
 		if ((outcome == FZ_E_OK || outcome == FZ_E_DUMP) &&
 		    p->m[k].sane && p->m[k].op >= 0)
 			fz_corpus_add(c, p, k);
@@ -244,6 +249,9 @@ void fz_stats_print(const char *who, const struct fz_stats *s)
 	       who, s->replies, s->ntfs, s->bad_replies, s->bad_ntfs);
 	printf("# %s: rule-new guard dropped %lu, took force out of %lu\n", who,
 	       s->guard_dropped, s->guard_stripped);
+	if (s->check_seconds > 0)
+		printf("# %s: %.1f s reading back the invariants\n", who,
+		       s->check_seconds);
 	for (row = 0; row < FZ_ROWS; row++) {
 		size_t len = 0;
 
@@ -257,6 +265,9 @@ void fz_stats_print(const char *who, const struct fz_stats *s)
 		}
 		if (!len)
 			continue;
+		if (len < sizeof(line))
+			snprintf(line + len, sizeof(line) - len, ", %.1f s",
+				 s->row_seconds[row]);
 		printf("#   %-16s%s\n",
 		       row < fz_spec.n_ops ? fz_spec.ops[row].name :
 		       row == FZ_MAX_OPS + FZ_ROW_NTF ? "(notification)" :
