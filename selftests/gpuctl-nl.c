@@ -11,7 +11,8 @@
  * to stderr as
  * "error: STRERROR (errno N): EXTACK [bad attribute NAME]".
  * Exit status: 0 success, 1 usage, 2 netlink or kernel error, 3 monitor
- * timeout before --count events.
+ * timeout before --count events. "mcast-group NAME" prints the id of the
+ * family's multicast group NAME, as the kernel's nlctrl resolves it.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -43,7 +44,8 @@ static void help(FILE *f)
 		"       gpuctl-nl limit-set [scope SCOPE|NUM] [name NAME] [max-gpus N]\n"
 		"       gpuctl-nl limit-get SCOPE|NUM NAME\n"
 		"       gpuctl-nl limit-dump\n"
-		"       gpuctl-nl monitor [--count N] [--timeout SECONDS] [--group ledger|monitor]\n");
+		"       gpuctl-nl monitor [--count N] [--timeout SECONDS] [--group ledger|monitor]\n"
+		"       gpuctl-nl mcast-group NAME\n");
 }
 
 static int fail(struct nlc *c, int ret)
@@ -535,6 +537,16 @@ int main(int argc, char **argv)
 		ret = cmd_limit_get(&c, argv[2], argv[3]);
 	} else if (!strcmp(argv[1], "limit-dump") && argc == 2) {
 		ret = cmd_limit_dump(&c);
+	} else if (!strcmp(argv[1], "mcast-group") && argc == 3) {
+		ret = nlc_mcast_group_id(&c, argv[2]);
+		if (ret < 0) {
+			fprintf(stderr, "error: family %s has no multicast group %s\n",
+				GPUCTL_FAMILY_NAME, argv[2]);
+			ret = 2;
+		} else {
+			printf("%d\n", ret);
+			ret = 0;
+		}
 	} else if (!strcmp(argv[1], "monitor")) {
 		const char *group = GPUCTL_MCGRP_LEDGER;
 		int i, count = 0, timeout = 0;

@@ -57,18 +57,33 @@ ktap_info() {
 	echo "# $*"
 }
 
+# print_file [PREFIX] FILE...: the files' lines, each after PREFIX (use ""
+# for none), with bash's read builtin: cat or sed would cost a fork, which
+# takes tens of milliseconds under TCG, and the suite prints thousands.
+print_file() {
+	local prefix=$1 f line
+	shift
+
+	for f in "$@"; do
+		while IFS= read -r line || [ -n "$line" ]; do
+			printf '%s%s\n' "$prefix" "$line"
+		done <"$f"
+	done
+}
+
 # ktap_run_stage "desc" CMD [ARGS...]: runs CMD with its output turned into
 # diagnostics and reports it as one test, after a line with the seconds it
 # took; exit status 4 (KSFT_SKIP) is a skip. Returns CMD's status.
 ktap_run_stage() {
-	local desc=$1 rc=0 log t0=$SECONDS
-	shift
+	local desc=$1 rc=0 t0=$SECONDS
 	# Through a file, not a pipe: a background job the stage leaves running
-	# would hold a pipe open and hang the reader.
-	log=$(mktemp)
+	# would hold a pipe open and hang the reader. A file of its own in the
+	# test's $TMP, named without a fork and left for the test's cleanup, so
+	# that such a job's later output does not land in another stage's.
+	local log=$TMP/.stage.$KTAP_TESTNUM.$BASHPID.${#FUNCNAME[@]}
+	shift
 	"$@" >"$log" 2>&1 || rc=$?
-	sed 's/^/# /' "$log"
-	rm -f "$log"
+	print_file "# " "$log"
 	echo "# $((SECONDS - t0)) s"
 	case $rc in
 	0) ktap_ok "$desc" ;;
@@ -172,7 +187,7 @@ run_captured() {
 	shift 2
 	echo "\$ $*"
 	"$@" >"$out" 2>"$err" || rc=$?
-	cat "$out" "$err"
+	print_file "" "$out" "$err"
 	echo "exit $rc"
 	return "$rc"
 }
@@ -339,7 +354,6 @@ qmp_device_del() {
 # The kernel's YNL CLI (tools/net/ynl/cli.py of linux-source-6.12), a
 # client driven by the spec alone that shares no code with gpuctl.
 YNL_DIR=$GPUCTL_ROOT/build/linux-source-6.12/tools/net/ynl
-YNL_SPECS=$GPUCTL_ROOT/build/linux-source-6.12/Documentation/netlink/specs
 GPUCTL_SPEC=$GPUCTL_ROOT/Documentation/netlink/specs/gpuctl.yaml
 
 # Starting Python takes seconds under TCG, so the CLI runs in one Python
@@ -442,18 +456,16 @@ ynl_fails() {
 # one root's listeners join (gpuctl monitor, gpuctl-nl monitor), "monitor"
 # the one everybody else gets.
 monitor_group_id() {	# [NAME]
-	ynl_cli --spec "$YNL_SPECS/nlctrl.yaml" --do getfamily \
-		--json '{"family-name": "gpuctl"}' --output-json |
-		jq -r --arg name "${1:-ledger}" '.["mcast-groups"][] |
-			to_entries[].value | select(.name == $name) | .id'
+	gpuctl-nl mcast-group "${1:-ledger}"
 }
 
 # wait_monitor_subscribed PID: PID joined gpuctl's "ledger" group, as root's
-# gpuctl monitor and gpuctl-nl monitor do. In the
-# test's own shell, where it starts the YNL process for later calls.
+# gpuctl monitor and gpuctl-nl monitor do.
 wait_monitor_subscribed() {
-	ynl_start
-	wait_subscribed "$1" "$(monitor_group_id ledger)"
+	local gid
+
+	gid=$(monitor_group_id ledger) || return 1
+	wait_subscribed "$1" "$gid"
 }
 
 # Wait until process PID has a netlink socket that joined group GID.
@@ -555,6 +567,18 @@ pci_snapshot() {
 	done
 }
 
+# id_of KIND FILE: ID set to the N of FILE's first line "KIND id=N ...", a
+# gpuctl-nl reply; fails when there is none. Without a fork (print_file).
+id_of() {
+	local line
+
+	ID=
+	while read -r line; do
+		[[ $line =~ ^$1\ id=([0-9]+)\  ]] && ID=${BASH_REMATCH[1]} && return 0
+	done <"$2"
+	return 1
+}
+
 # nl_rule_new ARGS...: gpuctl-nl rule-new; the reply goes to $TMP/rule and
 # the new id to RULE (and RULES, for nl_rules_cleanup).
 RULE=
@@ -563,12 +587,12 @@ MON_PID=
 nl_rule_new() {
 	RULE=
 	gpuctl-nl rule-new "$@" >"$TMP/rule" 2>"$TMP/err" || {
-		cat "$TMP/rule" "$TMP/err"
+		print_file "" "$TMP/rule" "$TMP/err"
 		return 1
 	}
-	cat "$TMP/rule"
-	RULE=$(sed -n 's/^rule id=\([0-9]*\) .*/\1/p' "$TMP/rule")
-	[ -n "$RULE" ] || return 1
+	print_file "" "$TMP/rule"
+	id_of rule "$TMP/rule" || return 1
+	RULE=$ID
 	RULES+=("$RULE")
 }
 
@@ -588,7 +612,7 @@ nl_rules_cleanup() {
 nl_rule_del() {	# ID
 	local id=$1 r keep=()
 
-	gpuctl-nl rule-del id "$id" 2>"$TMP/err" || { cat "$TMP/err"; return 1; }
+	gpuctl-nl rule-del id "$id" 2>"$TMP/err" || { print_file "" "$TMP/err"; return 1; }
 	for r in "${RULES[@]}"; do
 		[ "$r" = "$id" ] || keep+=("$r")
 	done
@@ -718,19 +742,19 @@ ALLOCS=()
 nl_alloc_new() {
 	ALLOC=
 	gpuctl-nl alloc-new "$@" >"$TMP/alloc" 2>"$TMP/err" || {
-		cat "$TMP/alloc" "$TMP/err"
+		print_file "" "$TMP/alloc" "$TMP/err"
 		return 1
 	}
-	cat "$TMP/alloc"
-	ALLOC=$(sed -n 's/^alloc id=\([0-9]*\) .*/\1/p' "$TMP/alloc")
-	[ -n "$ALLOC" ] || return 1
+	print_file "" "$TMP/alloc"
+	id_of alloc "$TMP/alloc" || return 1
+	ALLOC=$ID
 	ALLOCS+=("$ALLOC")
 }
 
 nl_alloc_del() {	# ID
 	local id=$1 a keep=()
 
-	gpuctl-nl alloc-del id "$id" 2>"$TMP/err" || { cat "$TMP/err"; return 1; }
+	gpuctl-nl alloc-del id "$id" 2>"$TMP/err" || { print_file "" "$TMP/err"; return 1; }
 	for a in "${ALLOCS[@]}"; do
 		[ "$a" = "$id" ] || keep+=("$a")
 	done

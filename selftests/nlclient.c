@@ -760,12 +760,20 @@ int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
  * Join one of gpuctl's multicast groups by name: -ENOENT when the family
  * has no such group, -EPERM when the caller may not join it.
  */
-int nlc_monitor_join_group(struct nlc *c, const char *name)
+/* The id of gpuctl's multicast group NAME, from the kernel's nlctrl. */
+int nlc_mcast_group_id(struct nlc *c, const char *name)
 {
 	int grp = genl_ctrl_resolve_grp(c->sk, GPUCTL_FAMILY_NAME, name);
 
+	return grp < 0 ? -ENOENT : grp;
+}
+
+int nlc_monitor_join_group(struct nlc *c, const char *name)
+{
+	int grp = nlc_mcast_group_id(c, name);
+
 	if (grp < 0)
-		return -ENOENT;
+		return grp;
 	c->mcgrp = grp;
 	if (setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK,
 		       NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) < 0)

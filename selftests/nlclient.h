@@ -247,6 +247,7 @@ int nlc_limit_get(struct nlc *c, __u32 scope, const char *name,
 int nlc_limit_dump(struct nlc *c, struct nlc_limit **limits, int *n,
 		   struct nlc_dump_info *info);
 
+int nlc_mcast_group_id(struct nlc *c, const char *name);
 int nlc_monitor_join(struct nlc *c);
 int nlc_monitor_join_group(struct nlc *c, const char *name);
 /*
