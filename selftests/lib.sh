@@ -57,7 +57,7 @@ ktap_info() {
 	echo "# $*"
 }
 
-# print_file [PREFIX] FILE...: the files' lines, each after PREFIX (use ""
+# print_file PREFIX FILE...: the files' lines, each after PREFIX (use ""
 # for none), with bash's read builtin: cat or sed would cost a fork, which
 # takes tens of milliseconds under TCG, and the suite prints thousands.
 print_file() {

@@ -757,10 +757,9 @@ int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
 }
 
 /*
- * Join one of gpuctl's multicast groups by name: -ENOENT when the family
- * has no such group, -EPERM when the caller may not join it.
+ * The id of gpuctl's multicast group NAME, from the kernel's nlctrl:
+ * -ENOENT when the family has no such group.
  */
-/* The id of gpuctl's multicast group NAME, from the kernel's nlctrl. */
 int nlc_mcast_group_id(struct nlc *c, const char *name)
 {
 	int grp = genl_ctrl_resolve_grp(c->sk, GPUCTL_FAMILY_NAME, name);
@@ -768,6 +767,10 @@ int nlc_mcast_group_id(struct nlc *c, const char *name)
 	return grp < 0 ? -ENOENT : grp;
 }
 
+/*
+ * Join one of gpuctl's multicast groups by name: -ENOENT when the family
+ * has no such group, -EPERM when the caller may not join it.
+ */
 int nlc_monitor_join_group(struct nlc *c, const char *name)
 {
 	int grp = nlc_mcast_group_id(c, name);
