@@ -2,8 +2,11 @@
 /*
  * Copyright (C) 2025 The gpuctl authors
  *
- * The device table: every GPU and every other member of a GPU's IOMMU
- * group, kept current by a PCI bus notifier.
+ * The device table: every unit (a GPU, or any other function a rule names:
+ * gpuctl_inventory_is_unit()) and every other member of a unit's IOMMU
+ * group, kept current by a PCI bus notifier and, since what rules name
+ * changes with them, by a rescan after each new rule and a prune after
+ * each deleted one.
  *
  * Locking: gpuctl_lock protects the device and group tables, every field
  * of struct gpuctl_dev and struct gpuctl_group, and the generation counter.
@@ -31,6 +34,7 @@
 #include "iommu.h"
 #include "netlink.h"
 #include "reserve.h"
+#include "rule.h"
 #include "vfio-track.h"
 
 /* Protects the device and group tables; see the top of this file. */
@@ -128,6 +132,26 @@ bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev)
 	       base == PCI_BASE_CLASS_ACCELERATOR;
 }
 
+/**
+ * gpuctl_inventory_is_unit() - whether a function is handed to VMs whole
+ * @pdev: the function
+ *
+ * GPUs are units; so is any other function that a rule selects by itself
+ * (gpuctl_rule_selects()): a NIC or NVMe function or VF that an operator
+ * named. A unit has the role "gpu": it is reserved by its own rule,
+ * counted by limits and picked by allocations, and the other members of
+ * its IOMMU group follow it.
+ *
+ * Context: gpuctl_lock held (the rule table).
+ * Return: true when it is a unit.
+ */
+bool gpuctl_inventory_is_unit(const struct pci_dev *pdev)
+{
+	lockdep_assert_held(&gpuctl_lock);
+
+	return gpuctl_inventory_is_gpu(pdev) || gpuctl_rule_for_pdev(pdev);
+}
+
 /*
  * @drv is the bound driver, NULL when none. The caller guarantees it stays
  * bound while we copy its name: the device lock is held (bus events), or
@@ -220,7 +244,7 @@ static void gpuctl_track_group(struct pci_dev *gpu, struct iommu_group *grp)
 			return;
 	}
 
-	/* The GPU first, so that it is tracked even if the walk fails. */
+	/* The unit first, so that it is tracked even if the walk fails. */
 	gpuctl_dev_create(gpu, group);
 
 	n = gpuctl_group_collect(grp, &pdevs);
@@ -261,7 +285,7 @@ static void gpuctl_inventory_add(struct pci_dev *pdev)
 
 	grp = iommu_group_get(&pdev->dev);
 
-	if (gpuctl_inventory_is_gpu(pdev)) {
+	if (gpuctl_inventory_is_unit(pdev)) {
 		if (grp) {
 			gpuctl_track_group(pdev, grp);
 		} else {
@@ -285,10 +309,38 @@ static void gpuctl_inventory_add(struct pci_dev *pdev)
 	iommu_group_put(grp);
 }
 
+/*
+ * Stop tracking a device that stays on the bus (maybe reserved: it becomes
+ * an orphan, which the worker releases once no rule keeps it).
+ */
+static void gpuctl_dev_untrack(struct gpuctl_dev *dev)
+{
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_DEL_NTF, 0);
+	gpuctl_reserve_orphan(dev);
+	gpuctl_dev_destroy(dev);
+}
+
+/*
+ * After a member left @group or the rules changed: the group goes with its
+ * last unit, or its members get their roles again.
+ */
+static void gpuctl_group_settle(struct gpuctl_group *group)
+{
+	struct gpuctl_dev *m, *tmp;
+
+	if (gpuctl_group_has_gpu(group)) {
+		gpuctl_group_refresh(group);
+		return;
+	}
+	list_for_each_entry_safe(m, tmp, &group->members, group_node)
+		gpuctl_dev_untrack(m);
+	gpuctl_group_destroy(group);
+}
+
 static void gpuctl_inventory_del(struct pci_dev *pdev)
 {
 	struct gpuctl_group *group;
-	struct gpuctl_dev *dev, *m, *tmp;
+	struct gpuctl_dev *dev;
 
 	lockdep_assert_held(&gpuctl_lock);
 
@@ -300,22 +352,45 @@ static void gpuctl_inventory_del(struct pci_dev *pdev)
 	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_DEL_NTF, 0);
 	gpuctl_dev_destroy(dev);
 
-	if (group) {
-		if (gpuctl_group_has_gpu(group)) {
-			gpuctl_group_refresh(group);
-		} else {
-			/* The group's last GPU left: its other members go too. */
-			list_for_each_entry_safe(m, tmp, &group->members,
-						 group_node) {
-				gpuctl_netlink_notify_dev(m,
-							  GPUCTL_CMD_DEV_DEL_NTF, 0);
-				/* It stays on the bus, maybe reserved. */
-				gpuctl_reserve_orphan(m);
-				gpuctl_dev_destroy(m);
-			}
-			gpuctl_group_destroy(group);
+	if (group)
+		gpuctl_group_settle(group);
+	gpuctl_inventory_changed();
+}
+
+/**
+ * gpuctl_inventory_prune() - after the rules changed: drop what none names
+ *
+ * After a rule left, a function that is no unit now leaves the table with
+ * its group, unless another unit keeps the group. The roles of the groups
+ * that stay are computed again, after a new rule too (a foreign NIC it
+ * names is a unit now). A reserved device that leaves becomes an orphan,
+ * which the worker releases once gpuctl_reserve_refresh() finds its rule
+ * gone. A new rule can make units the table does not hold, which only
+ * gpuctl_inventory_rescan() finds.
+ *
+ * Context: gpuctl_lock held, the rule table already changed.
+ */
+void gpuctl_inventory_prune(void)
+{
+	struct gpuctl_dev *dev;
+	unsigned long key;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	/* Settling a group can destroy later entries: look each one up. */
+	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (dev->group) {
+			/* Its first member settles it, once. */
+			if (list_first_entry(&dev->group->members,
+					     struct gpuctl_dev,
+					     group_node) != dev)
+				continue;
+			gpuctl_group_settle(dev->group);
+		} else if (!gpuctl_inventory_is_unit(dev->pdev)) {
+			gpuctl_dev_untrack(dev);
 		}
 	}
+	/* Roles may have changed even where nothing left. */
 	gpuctl_inventory_changed();
 }
 
@@ -356,7 +431,7 @@ static void gpuctl_inventory_vf_changed(struct pci_dev *pdev)
 }
 
 /*
- * Devices deleted while the load-time scan runs. device_del() sends
+ * Devices deleted while a scan runs (at load, or after a new rule). device_del() sends
  * DEL_DEVICE and REMOVED_DEVICE while the device is still registered, so
  * the scan can reach a device after both events passed; tracked then, it
  * would never be removed. Each entry holds a reference, so that no new
@@ -368,7 +443,7 @@ struct gpuctl_scan_gone {
 };
 
 static LIST_HEAD(gpuctl_scan_gone_list);
-static bool gpuctl_scanning;
+static unsigned int gpuctl_scanning;
 
 static void gpuctl_scan_forget(struct pci_dev *pdev)
 {
@@ -403,7 +478,9 @@ static void gpuctl_scan_done(void)
 	struct gpuctl_scan_gone *gone, *tmp;
 
 	lockdep_assert_held(&gpuctl_lock);
-	gpuctl_scanning = false;
+	/* An entry must outlive every scan that was running when it came. */
+	if (--gpuctl_scanning)
+		return;
 	list_for_each_entry_safe(gone, tmp, &gpuctl_scan_gone_list, node) {
 		list_del(&gone->node);
 		pci_dev_put(gone->pdev);
@@ -483,14 +560,53 @@ static struct notifier_block gpuctl_inventory_nb = {
 static int gpuctl_inventory_scan_one(struct device *d, void *data)
 {
 	struct pci_dev *pdev = to_pci_dev(d);
+	struct gpuctl_dev *dev;
 
 	mutex_lock(&gpuctl_lock);
-	if (!gpuctl_scan_gone(pdev)) {
+	dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
+	if ((!dev || dev->pdev != pdev) && !gpuctl_scan_gone(pdev)) {
 		gpuctl_inventory_add(pdev);
 		gpuctl_reserve_refresh();
 	}
 	mutex_unlock(&gpuctl_lock);
 	return 0;
+}
+
+/*
+ * A scan tracks every present device that is a unit or in a unit's group.
+ * A device deleted from gpuctl_scan_begin() on is not added
+ * (gpuctl_scan_forget()).
+ */
+static void gpuctl_scan_begin(void)
+{
+	mutex_lock(&gpuctl_lock);
+	gpuctl_scanning++;
+	mutex_unlock(&gpuctl_lock);
+}
+
+static void gpuctl_scan_end(void)
+{
+	mutex_lock(&gpuctl_lock);
+	gpuctl_scan_done();
+	mutex_unlock(&gpuctl_lock);
+}
+
+/**
+ * gpuctl_inventory_rescan() - after a rule came: track what it names
+ *
+ * A new rule can make a function a unit that the table does not hold yet
+ * (a VF or NIC named by address). Devices are added, and their groups
+ * walked, as at load; reserve.c learns of them as of any new device, and
+ * the caller kicks the worker and claims them.
+ *
+ * Context: no lock held (takes gpuctl_lock, and the IOMMU group mutexes
+ * under it, per device).
+ */
+void gpuctl_inventory_rescan(void)
+{
+	gpuctl_scan_begin();
+	bus_for_each_dev(&pci_bus_type, NULL, NULL, gpuctl_inventory_scan_one);
+	gpuctl_scan_end();
 }
 
 /**
@@ -509,18 +625,12 @@ int gpuctl_inventory_start(void)
 {
 	int ret;
 
-	mutex_lock(&gpuctl_lock);
-	gpuctl_scanning = true;
-	mutex_unlock(&gpuctl_lock);
-
+	gpuctl_scan_begin();
 	ret = bus_register_notifier(&pci_bus_type, &gpuctl_inventory_nb);
 	if (!ret)
 		bus_for_each_dev(&pci_bus_type, NULL, NULL,
 				 gpuctl_inventory_scan_one);
-
-	mutex_lock(&gpuctl_lock);
-	gpuctl_scan_done();
-	mutex_unlock(&gpuctl_lock);
+	gpuctl_scan_end();
 	if (ret)
 		return ret;
 

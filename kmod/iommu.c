@@ -127,7 +127,7 @@ bool gpuctl_group_has_gpu(const struct gpuctl_group *group)
 	lockdep_assert_held(&gpuctl_lock);
 
 	list_for_each_entry(m, &group->members, group_node) {
-		if (gpuctl_inventory_is_gpu(m->pdev))
+		if (gpuctl_inventory_is_unit(m->pdev))
 			return true;
 	}
 	return false;
@@ -153,14 +153,14 @@ u32 gpuctl_group_role(const struct gpuctl_group *group,
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	if (gpuctl_inventory_is_gpu(pdev))
+	if (gpuctl_inventory_is_unit(pdev))
 		return GPUCTL_DEV_ROLE_GPU;
 	if (pci_is_bridge(pdev))
 		return GPUCTL_DEV_ROLE_BRIDGE;
 
 	list_for_each_entry(m, &group->members, group_node) {
 		/* The same bus implies the same domain. */
-		if (gpuctl_inventory_is_gpu(m->pdev) &&
+		if (gpuctl_inventory_is_unit(m->pdev) &&
 		    m->pdev->bus == pdev->bus &&
 		    PCI_SLOT(m->pdev->devfn) == PCI_SLOT(pdev->devfn))
 			return GPUCTL_DEV_ROLE_COMPANION;

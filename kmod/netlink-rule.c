@@ -10,6 +10,7 @@
  */
 
 #include <linux/kernel.h>
+#include <linux/pci.h>
 #include <linux/slab.h>
 #include <net/genetlink.h>
 #include <uapi/linux/gpuctl.h>
@@ -194,8 +195,7 @@ static struct gpuctl_dev *gpuctl_nl_rule_busy(const struct gpuctl_rule *tmpl)
 	unsigned long key;
 
 	for (key = 0; (gpu = gpuctl_inventory_next(&key)); key++) {
-		if (gpu->rule || !gpuctl_inventory_is_gpu(gpu->pdev) ||
-		    !gpuctl_match_pdev(&tmpl->match, gpu->pdev))
+		if (gpu->rule || !gpuctl_rule_selects(tmpl, gpu->pdev))
 			continue;
 		if (!gpu->group) {
 			if (gpuctl_reserve_vfio_busy(gpu))
@@ -210,6 +210,34 @@ static struct gpuctl_dev *gpuctl_nl_rule_busy(const struct gpuctl_rule *tmpl)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * A rule that names by address a present function no rule may reserve
+ * would do nothing at all: refuse it, saying what the function is.
+ */
+static bool gpuctl_nl_rule_names_never(struct genl_info *info,
+				       const struct gpuctl_rule *tmpl)
+{
+	unsigned long key = tmpl->match.key;
+	struct pci_dev *pdev;
+	const char *what;
+	bool never;
+
+	if (!tmpl->match.by_address)
+		return false;
+	pdev = pci_get_domain_bus_and_slot(key >> 16, (key >> 8) & 0xff,
+					   key & 0xff);
+	if (!pdev)
+		return false;
+	never = gpuctl_rule_never(pdev, &what);
+	if (never)
+		GPUCTL_SET_ERR_MSG_FMT(info->extack,
+				       info->attrs[GPUCTL_A_RULE_MATCH],
+				       "%s is %s (class 0x%06x): never reserved",
+				       pci_name(pdev), what, pdev->class);
+	pci_dev_put(pdev);
+	return never;
 }
 
 static int gpuctl_nl_rule_parse(struct genl_info *info,
@@ -238,6 +266,9 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 		strscpy(tmpl->driver, nla_data(driver), sizeof(tmpl->driver));
 	}
 
+	if (gpuctl_nl_rule_names_never(info, tmpl))
+		return -EINVAL;
+
 	tmpl->force = nla_get_flag(info->attrs[GPUCTL_A_RULE_FORCE]);
 	tmpl->take = nla_get_flag(info->attrs[GPUCTL_A_RULE_TAKE]);
 	tmpl->source = GPUCTL_RULE_SOURCE_NETLINK;
@@ -247,11 +278,18 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 /*
  * Let the worker act with gpuctl_lock dropped, so that the driver core's
  * events reach the inventory, then take it again for the caller's reply
- * and post_doit.
+ * and post_doit. With @rescan, first track the functions a new rule names
+ * (they were not in the table), and wait for the worker's pass over them.
  */
-static void gpuctl_nl_rule_settle(unsigned long ticket)
+static void gpuctl_nl_rule_settle(unsigned long ticket, bool rescan)
 {
 	mutex_unlock(&gpuctl_lock);
+	if (rescan) {
+		gpuctl_inventory_rescan();
+		mutex_lock(&gpuctl_lock);
+		ticket = gpuctl_reserve_kick();
+		mutex_unlock(&gpuctl_lock);
+	}
 	gpuctl_reserve_claim(NULL);
 	gpuctl_reserve_wait(ticket);
 	mutex_lock(&gpuctl_lock);
@@ -299,12 +337,14 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 		return PTR_ERR(rule);
 
 	id = rule->id;
+	/* Tracked functions it names are units now, with new roles. */
+	gpuctl_inventory_prune();
 	gpuctl_reserve_refresh();
-	gpuctl_inventory_changed();
 	gpuctl_netlink_notify_rule(rule, GPUCTL_CMD_RULE_NEW_NTF);
 	ticket = gpuctl_reserve_kick();
 
-	gpuctl_nl_rule_settle(ticket);
+	/* A "VVVV:*" rule names only GPUs, which are all tracked. */
+	gpuctl_nl_rule_settle(ticket, !rule->match.any_device);
 
 	rule = gpuctl_rule_find(id);
 	if (!rule) {
@@ -349,11 +389,12 @@ int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 
 	gpuctl_netlink_notify_rule(rule, GPUCTL_CMD_RULE_DEL_NTF);
 	gpuctl_rule_unlink(rule);
+	/* What only it named leaves the table, to be released as orphans. */
+	gpuctl_inventory_prune();
 	gpuctl_reserve_refresh();
 	kfree(rule);
-	gpuctl_inventory_changed();
 
-	gpuctl_nl_rule_settle(gpuctl_reserve_kick());
+	gpuctl_nl_rule_settle(gpuctl_reserve_kick(), false);
 	return 0;
 }
 

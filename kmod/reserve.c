@@ -216,7 +216,7 @@ static struct gpuctl_rule *gpuctl_reserve_rule_via_gpu(struct gpuctl_dev *dev)
 		return NULL;
 
 	list_for_each_entry(m, &dev->group->members, group_node) {
-		if (!m->rule || !gpuctl_inventory_is_gpu(m->pdev))
+		if (!m->rule || !gpuctl_inventory_is_unit(m->pdev))
 			continue;
 		if (dev->role == GPUCTL_DEV_ROLE_COMPANION &&
 		    m->pdev->bus == pdev->bus &&
@@ -352,13 +352,13 @@ void gpuctl_reserve_refresh(void)
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	/* GPUs first: the other members follow their GPU's rule. */
+	/* Units first: the other members follow their unit's rule. */
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
-		if (gpuctl_inventory_is_gpu(dev->pdev))
+		if (gpuctl_inventory_is_unit(dev->pdev))
 			gpuctl_reserve_assign(dev, gpuctl_rule_for_pdev(dev->pdev));
 	}
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
-		if (!gpuctl_inventory_is_gpu(dev->pdev))
+		if (!gpuctl_inventory_is_unit(dev->pdev))
 			gpuctl_reserve_assign(dev, gpuctl_reserve_rule_via_gpu(dev));
 		pending |= dev->pending;
 	}

@@ -341,11 +341,82 @@ struct gpuctl_rule *gpuctl_rule_next(unsigned long *id)
 }
 
 /**
- * gpuctl_rule_for_pdev() - the rule that selects a GPU
- * @pdev: the GPU
+ * gpuctl_rule_never() - whether a function is the host's own plumbing
+ * @pdev: the function
+ * @what: out: when it is, what it is, for the operator
+ *
+ * No rule may reserve these, whatever it names: a VM has no use for them
+ * and the host cannot lose them (vfio-pci would even put an idle host
+ * bridge into D3). They are bridges of every kind (host, ISA/LPC,
+ * PCI-to-PCI: base class 0x06, and any function with a bridge header),
+ * base system peripherals (0x08: IOMMUs, interrupt controllers, timers),
+ * memory controllers (0x05), processors (0x0b) and SMBus controllers
+ * (0x0c05).
+ *
+ * Context: any.
+ * Return: true when no rule may reserve it.
+ */
+bool gpuctl_rule_never(const struct pci_dev *pdev, const char **what)
+{
+	switch (pdev->class >> 16) {
+	case PCI_BASE_CLASS_BRIDGE:
+		*what = "a bridge";
+		return true;
+	case PCI_BASE_CLASS_SYSTEM:
+		*what = "a base system peripheral";
+		return true;
+	case PCI_BASE_CLASS_MEMORY:
+		*what = "a memory controller";
+		return true;
+	case PCI_BASE_CLASS_PROCESSOR:
+		*what = "a processor";
+		return true;
+	}
+	if (pdev->class >> 8 == PCI_CLASS_SERIAL_SMBUS) {
+		*what = "an SMBus controller";
+		return true;
+	}
+	/* pci_is_bridge(), which takes no const pointer. */
+	if (pdev->hdr_type == PCI_HEADER_TYPE_BRIDGE ||
+	    pdev->hdr_type == PCI_HEADER_TYPE_CARDBUS) {
+		*what = "a bridge";
+		return true;
+	}
+	return false;
+}
+
+/**
+ * gpuctl_rule_selects() - whether a rule reserves a function by itself
+ * @rule: the rule (or a template)
+ * @pdev: the function
+ *
+ * A rule that names a function, by its address or by exact ids, selects
+ * it whatever its class: operators hand NICs, NVMe drives and their VFs to
+ * VMs too. A "VVVV:*" rule selects only GPUs, so that "8086:*" can never
+ * take a host's chipset or its disk controller, and no rule selects the
+ * host's plumbing (gpuctl_rule_never()).
+ *
+ * Context: any.
+ * Return: true when it does.
+ */
+bool gpuctl_rule_selects(const struct gpuctl_rule *rule,
+			 const struct pci_dev *pdev)
+{
+	const char *what;
+
+	if (!gpuctl_match_pdev(&rule->match, pdev))
+		return false;
+	if (gpuctl_inventory_is_gpu(pdev))
+		return true;
+	return !rule->match.any_device && !gpuctl_rule_never(pdev, &what);
+}
+
+/**
+ * gpuctl_rule_for_pdev() - the rule that reserves a unit
+ * @pdev: the unit: a GPU or a function a rule names
  *
  * Context: gpuctl_lock held.
- * Return: the oldest rule that matches it, or NULL.
+ * Return: the oldest rule that selects it, or NULL.
  */
 struct gpuctl_rule *gpuctl_rule_for_pdev(const struct pci_dev *pdev)
 {
@@ -355,7 +426,7 @@ struct gpuctl_rule *gpuctl_rule_for_pdev(const struct pci_dev *pdev)
 	lockdep_assert_held(&gpuctl_lock);
 
 	xa_for_each(&gpuctl_rules, id, rule) {
-		if (gpuctl_match_pdev(&rule->match, pdev))
+		if (gpuctl_rule_selects(rule, pdev))
 			return rule;
 	}
 	return NULL;

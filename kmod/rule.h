@@ -39,7 +39,7 @@ struct gpuctl_match {
 /**
  * struct gpuctl_rule - a reservation rule
  * @id: the rule's id; allocated on insertion, never 0
- * @match: the GPUs it selects
+ * @match: what it selects (gpuctl_rule_selects())
  * @driver: the VFIO driver they are bound to
  * @force: also take foreign members of their IOMMU groups
  * @take: take them from host drivers that hold them
@@ -74,6 +74,9 @@ void gpuctl_rule_unlink(struct gpuctl_rule *rule);
 struct gpuctl_rule *gpuctl_rule_find(u32 id);
 struct gpuctl_rule *gpuctl_rule_find_match(const struct gpuctl_match *m);
 struct gpuctl_rule *gpuctl_rule_next(unsigned long *id);
+bool gpuctl_rule_never(const struct pci_dev *pdev, const char **what);
+bool gpuctl_rule_selects(const struct gpuctl_rule *rule,
+			 const struct pci_dev *pdev);
 struct gpuctl_rule *gpuctl_rule_for_pdev(const struct pci_dev *pdev);
 void gpuctl_rule_flush(void);
 

@@ -232,6 +232,12 @@ struct fz_dev {
 
 #define FZ_MAX_DEVS	256
 
+/* A PCI function gpuctl does not track, from sysfs (guard.c). */
+struct fz_pcifn {
+	char addr[FZ_ADDR_LEN];
+	unsigned int vendor, device, subvendor, subdevice;
+};
+
 /* Messages sent and their outcomes, per op row and bucket. */
 struct fz_stats {
 	unsigned long sent;
@@ -296,6 +302,8 @@ struct fz_ctx {
 	int n_devs;
 	char prot[FZ_MAX_DEVS][FZ_ADDR_LEN];	/* see guard.c */
 	int n_prot;
+	struct fz_pcifn untracked[FZ_MAX_DEVS];	/* see guard.c */
+	int n_untracked;
 	struct fz_stats *stats;
 	struct fz_shared *sh;
 	struct fz_unpriv_report *rep;	/* the unprivileged process's report */

@@ -25,7 +25,14 @@
  * the GPU's companions and, with "force", its group. A rule that would
  * cover the qxl is not sent; "force" is taken out of one that would reach
  * the NIC only through it.
+ *
+ * A rule that names a function by address or exact ids makes it a unit
+ * whatever its class, tracked or not (the runner's virtio devices, the
+ * chipset's SATA): a rule that would name a present function gpuctl does
+ * not track is not sent either.
  */
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -44,10 +51,61 @@ static const char *const fz_rebind_safe[] = {
 	"", "bochs-drm", "snd_hda_intel", "vfio-pci", "gpuctl-vfio-pci", "pci-stub",
 };
 
+static unsigned int fz_sysfs_hex(const char *addr, const char *file)
+{
+	char path[PATH_MAX];
+	unsigned int v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", addr, file);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%x", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Every PCI function in sysfs that is not among c->devs. */
+static void fz_guard_untracked(struct fz_ctx *c)
+{
+	struct fz_pcifn *f;
+	struct dirent *e;
+	DIR *d;
+	int i;
+
+	c->n_untracked = 0;
+	d = opendir("/sys/bus/pci/devices");
+	if (!d)
+		return;
+	while ((e = readdir(d)) && c->n_untracked < FZ_MAX_DEVS) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= FZ_ADDR_LEN)
+			continue;
+		for (i = 0; i < c->n_devs; i++) {
+			if (!strcmp(c->devs[i].addr, e->d_name))
+				break;
+		}
+		if (i < c->n_devs)
+			continue;
+		f = &c->untracked[c->n_untracked++];
+		snprintf(f->addr, sizeof(f->addr), "%s", e->d_name);
+		f->vendor = fz_sysfs_hex(f->addr, "vendor");
+		f->device = fz_sysfs_hex(f->addr, "device");
+		f->subvendor = fz_sysfs_hex(f->addr, "subsystem_vendor");
+		f->subdevice = fz_sysfs_hex(f->addr, "subsystem_device");
+	}
+	closedir(d);
+	printf("# guard: no rule may name the %d functions gpuctl does not track\n",
+	       c->n_untracked);
+}
+
 void fz_guard_init(struct fz_ctx *c)
 {
 	unsigned int k;
 	int i;
+
+	fz_guard_untracked(c);
 
 	c->n_prot = 0;
 	for (i = 0; i < c->n_devs; i++) {
@@ -158,6 +216,25 @@ static bool fz_match_dev(const struct fz_match *m, const struct fz_dev *d)
 				  d->subdevice == m->subdevice));
 }
 
+/* A rule with @m would name an untracked function. */
+static bool fz_match_untracked(const struct fz_ctx *c, const struct fz_match *m)
+{
+	const struct fz_pcifn *f;
+	int i;
+
+	if (m->any_device)
+		return false;
+	for (i = 0; i < c->n_untracked; i++) {
+		f = &c->untracked[i];
+		if (m->by_address ? !strcmp(m->addr, f->addr) :
+		    f->vendor == m->vendor && f->device == m->device &&
+		    (!m->subsystem || (f->subvendor == m->subvendor &&
+				       f->subdevice == m->subdevice)))
+			return true;
+	}
+	return false;
+}
+
 /*
  * What a rule with @s would reach: *@direct when a protected device is
  * matched or a companion of a matched GPU, *@forced when one is reached
@@ -172,6 +249,8 @@ static void fz_match_reach(const struct fz_ctx *c, const char *s,
 
 	if (!fz_match_parse(s, &m))
 		return;
+	if (fz_match_untracked(c, &m))
+		*direct = true;
 	for (i = 0; i < c->n_devs; i++) {
 		const struct fz_dev *gpu = &c->devs[i];
 

@@ -13,8 +13,8 @@
 
 /**
  * enum gpuctl_dev_role - Why gpuctl tracks a device.
- * @GPUCTL_DEV_ROLE_GPU: A display controller (class 0x03) or processing
- *   accelerator (0x12).
+ * @GPUCTL_DEV_ROLE_GPU: A unit: a display controller (class 0x03), a
+ *   processing accelerator (0x12), or another function a rule names.
  * @GPUCTL_DEV_ROLE_COMPANION: Another function of a GPU's slot in the GPU's
  *   IOMMU group, such as its HDMI audio or USB-C controller.
  * @GPUCTL_DEV_ROLE_FOREIGN: Any other non-bridge member of a GPU's IOMMU
