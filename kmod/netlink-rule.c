@@ -212,39 +212,12 @@ static struct gpuctl_dev *gpuctl_nl_rule_busy(const struct gpuctl_rule *tmpl)
 	return NULL;
 }
 
-/*
- * A rule that names by address a present function no rule may reserve
- * would do nothing at all: refuse it, saying what the function is.
- */
-static bool gpuctl_nl_rule_names_never(struct genl_info *info,
-				       const struct gpuctl_rule *tmpl)
-{
-	unsigned long key = tmpl->match.key;
-	struct pci_dev *pdev;
-	const char *what;
-	bool never;
-
-	if (!tmpl->match.by_address)
-		return false;
-	pdev = pci_get_domain_bus_and_slot(key >> 16, (key >> 8) & 0xff,
-					   key & 0xff);
-	if (!pdev)
-		return false;
-	never = gpuctl_rule_never(pdev, &what);
-	if (never)
-		GPUCTL_SET_ERR_MSG_FMT(info->extack,
-				       info->attrs[GPUCTL_A_RULE_MATCH],
-				       "%s is %s (class 0x%06x): never reserved",
-				       pci_name(pdev), what, pdev->class);
-	pci_dev_put(pdev);
-	return never;
-}
-
 static int gpuctl_nl_rule_parse(struct genl_info *info,
 				struct gpuctl_rule *tmpl)
 {
 	struct nlattr *match = info->attrs[GPUCTL_A_RULE_MATCH];
 	struct nlattr *driver = info->attrs[GPUCTL_A_RULE_DRIVER];
+	char buf[GPUCTL_NEVER_LEN];
 	const char *why;
 
 	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_RULE_MATCH))
@@ -266,8 +239,11 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 		strscpy(tmpl->driver, nla_data(driver), sizeof(tmpl->driver));
 	}
 
-	if (gpuctl_nl_rule_names_never(info, tmpl))
+	if (gpuctl_match_names_never(&tmpl->match, buf, sizeof(buf))) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, match, "%s: never reserved",
+				       buf);
 		return -EINVAL;
+	}
 
 	tmpl->force = nla_get_flag(info->attrs[GPUCTL_A_RULE_FORCE]);
 	tmpl->take = nla_get_flag(info->attrs[GPUCTL_A_RULE_TAKE]);

@@ -28,6 +28,7 @@ MODULE_PARM_DESC(take,
 static void gpuctl_param_add(char *s)
 {
 	struct gpuctl_rule tmpl, *rule;
+	char buf[GPUCTL_NEVER_LEN];
 	const char *why = "";
 	char *orig;
 
@@ -36,6 +37,11 @@ static void gpuctl_param_add(char *s)
 	if (gpuctl_rule_parse_param(s, &tmpl, &why)) {
 		pr_err("reserve: bad rule '%s': %s, skipped\n",
 		       orig ?: "", why);
+		goto out;
+	}
+	if (gpuctl_match_names_never(&tmpl.match, buf, sizeof(buf))) {
+		pr_err("reserve: rule '%s': %s: never reserved, skipped\n",
+		       orig ?: "", buf);
 		goto out;
 	}
 	if (gpuctl_rule_find_match(&tmpl.match)) {

@@ -386,6 +386,40 @@ bool gpuctl_rule_never(const struct pci_dev *pdev, const char **what)
 }
 
 /**
+ * gpuctl_match_names_never() - whether a match names the host's plumbing
+ * @m: the match
+ * @buf: out: when it does, what the function is, for the operator
+ * @len: size of @buf
+ *
+ * A match by address of a present function that no rule may reserve
+ * (gpuctl_rule_never()) would do nothing at all, so rule-new and the
+ * module parameter refuse it.
+ *
+ * Context: process.
+ * Return: true when it does.
+ */
+bool gpuctl_match_names_never(const struct gpuctl_match *m, char *buf,
+			      size_t len)
+{
+	struct pci_dev *pdev;
+	const char *what;
+	bool never;
+
+	if (!m->by_address)
+		return false;
+	pdev = pci_get_domain_bus_and_slot(m->key >> 16, (m->key >> 8) & 0xff,
+					   m->key & 0xff);
+	if (!pdev)
+		return false;
+	never = gpuctl_rule_never(pdev, &what);
+	if (never)
+		snprintf(buf, len, "%s is %s (class 0x%06x)", pci_name(pdev),
+			 what, pdev->class);
+	pci_dev_put(pdev);
+	return never;
+}
+
+/**
  * gpuctl_rule_selects() - whether a rule reserves a function by itself
  * @rule: the rule (or a template)
  * @pdev: the function

@@ -75,6 +75,10 @@ struct gpuctl_rule *gpuctl_rule_find(u32 id);
 struct gpuctl_rule *gpuctl_rule_find_match(const struct gpuctl_match *m);
 struct gpuctl_rule *gpuctl_rule_next(unsigned long *id);
 bool gpuctl_rule_never(const struct pci_dev *pdev, const char **what);
+/* "0000:00:1f.5 is a base system peripheral (class 0x088000)", NUL. */
+#define GPUCTL_NEVER_LEN 64
+bool gpuctl_match_names_never(const struct gpuctl_match *m, char *buf,
+			      size_t len);
 bool gpuctl_rule_selects(const struct gpuctl_rule *rule,
 			 const struct pci_dev *pdev);
 struct gpuctl_rule *gpuctl_rule_for_pdev(const struct pci_dev *pdev);

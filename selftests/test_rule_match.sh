@@ -9,7 +9,8 @@
 #                        has one, bound to vfio-pci where none has);
 #   VVVV:DDDD:SSSS:SSSS  subsystem ids, which must all match;
 #   reserve=MATCH[@DRIVER][+force][+take],... at load: each part, and bad
-#                        rules logged and skipped.
+#                        rules (and one naming the SMBus controller, which
+#                        no rule may reserve) logged and skipped.
 #
 # Devices of the "full" topology (topologies/full): 1234:1111 bochs GPUs
 # (01:00.0, 07:00.0 with its HDA 07:00.1, 09:01.0 behind a bridge with the
@@ -149,9 +150,11 @@ check_subsystem_match() {
 }
 
 # One parameter with every part of the grammar, and three bad rules:
-# an unknown flag, flags before the driver, a driver that is not VFIO's.
+# an unknown flag, flags before the driver, a driver that is not VFIO's;
+# and a rule naming the SMBus controller, which no rule may reserve.
 PARAM="$GPU@gpuctl-vfio-pci+take,$PB_GPU+force+take,1002:*@pci-stub,$MF_GPU,"
-PARAM+="0000:04:00.0+bogus,15ad:0405:15ad:0405+take@vfio-pci,0000:06:00.0@e1000"
+PARAM+="0000:04:00.0+bogus,15ad:0405:15ad:0405+take@vfio-pci,0000:06:00.0@e1000,"
+PARAM+="0000:00:1f.3"
 
 BRIDGE_DRV=
 check_param_load() {
@@ -172,6 +175,8 @@ check_param_load() {
 			{ echo "no log line for '$bad'"; return 1; }
 	done
 	[ "$(grep -c 'bad rule' "$TMP/dmesg")" = 3 ] || return 1
+	grep -qF "gpuctl: reserve: rule '0000:00:1f.3': 0000:00:1f.3 is an SMBus controller (class 0x0c0500): never reserved, skipped" \
+		"$TMP/dmesg" || { echo "no log line for the SMBus rule"; return 1; }
 	gpuctl-nl rule-dump >"$TMP/rules" || return 1
 	cat "$TMP/rules"
 	[ "$(wc -l <"$TMP/rules")" = 4 ] || return 1
@@ -252,7 +257,7 @@ ktap_run_stage "gpuctl reserve add '15ad:*': $SVGA on vfio-pci, del gives it bac
 ktap_run_stage "subsystem ids: one wrong id matches nothing" check_subsystem_mismatch
 ktap_run_stage "subsystem ids: all four right, $ATI on vfio-pci and back" \
 	check_subsystem_match
-ktap_run_stage "reserve= at load: 4 rules, 3 bad ones logged and skipped" check_param_load
+ktap_run_stage "reserve= at load: 4 rules, 4 bad ones logged and skipped" check_param_load
 ktap_run_stage "reserve= MATCH@gpuctl-vfio-pci+take: $GPU taken from bochs-drm" \
 	check_param_driver_take
 ktap_run_stage "reserve= MATCH+force+take: $PB_GPU and the e1000, never the bridge" \
