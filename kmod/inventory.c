@@ -431,11 +431,12 @@ static void gpuctl_inventory_vf_changed(struct pci_dev *pdev)
 }
 
 /*
- * Devices deleted while a scan runs (at load, or after a new rule). device_del() sends
- * DEL_DEVICE and REMOVED_DEVICE while the device is still registered, so
- * the scan can reach a device after both events passed; tracked then, it
- * would never be removed. Each entry holds a reference, so that no new
- * device can take its address meanwhile. Under gpuctl_lock.
+ * Devices deleted while a scan runs (at load, or after a new rule).
+ * device_del() sends DEL_DEVICE and REMOVED_DEVICE while the device is
+ * still registered, so the scan can reach a device after both events
+ * passed; tracked then, it would never be removed. Each entry holds a
+ * reference, so that no new device can take its address meanwhile.
+ * Under gpuctl_lock.
  */
 struct gpuctl_scan_gone {
 	struct list_head node;
@@ -560,13 +561,17 @@ static struct notifier_block gpuctl_inventory_nb = {
 static int gpuctl_inventory_scan_one(struct device *d, void *data)
 {
 	struct pci_dev *pdev = to_pci_dev(d);
-	struct gpuctl_dev *dev;
+	unsigned int gen;
 
 	mutex_lock(&gpuctl_lock);
-	dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
-	if ((!dev || dev->pdev != pdev) && !gpuctl_scan_gone(pdev)) {
+	if (!gpuctl_scan_gone(pdev)) {
+		gen = gpuctl_generation;
 		gpuctl_inventory_add(pdev);
-		gpuctl_reserve_refresh();
+		/* Most functions are no unit and in no unit's group: skip the
+		 * refresh for them.
+		 */
+		if (gen != gpuctl_generation)
+			gpuctl_reserve_refresh();
 	}
 	mutex_unlock(&gpuctl_lock);
 	return 0;
