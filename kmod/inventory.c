@@ -105,6 +105,21 @@ struct gpuctl_dev *gpuctl_inventory_find(unsigned long key)
 }
 
 /**
+ * gpuctl_inventory_find_pdev() - the tracked device of a PCI function
+ * @pdev: the function
+ *
+ * Context: gpuctl_lock held.
+ * Return: the device, or NULL when @pdev is not tracked (another function
+ * at its address may be, until its removal is seen).
+ */
+struct gpuctl_dev *gpuctl_inventory_find_pdev(const struct pci_dev *pdev)
+{
+	struct gpuctl_dev *dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
+
+	return dev && dev->pdev == pdev ? dev : NULL;
+}
+
+/**
  * gpuctl_inventory_next() - iterate over tracked devices in address order
  * @key: in: the first key to consider; out: the key of the returned device
  *
@@ -344,8 +359,8 @@ static void gpuctl_inventory_del(struct pci_dev *pdev)
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
-	if (!dev || dev->pdev != pdev)
+	dev = gpuctl_inventory_find_pdev(pdev);
+	if (!dev)
 		return;
 
 	group = dev->group;
@@ -401,8 +416,8 @@ static void gpuctl_inventory_set_driver(struct pci_dev *pdev,
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	dev = gpuctl_inventory_find(gpuctl_pdev_key(pdev));
-	if (!dev || dev->pdev != pdev || !gpuctl_dev_set_driver(dev, drv))
+	dev = gpuctl_inventory_find_pdev(pdev);
+	if (!dev || !gpuctl_dev_set_driver(dev, drv))
 		return;
 
 	gpuctl_reserve_driver_changed(dev);

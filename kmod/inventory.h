@@ -109,6 +109,7 @@ unsigned long gpuctl_inventory_key(int domain, unsigned int bus,
 unsigned int gpuctl_inventory_generation(void);
 void gpuctl_inventory_changed(void);
 struct gpuctl_dev *gpuctl_inventory_find(unsigned long key);
+struct gpuctl_dev *gpuctl_inventory_find_pdev(const struct pci_dev *pdev);
 struct gpuctl_dev *gpuctl_inventory_next(unsigned long *key);
 bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev);
 bool gpuctl_inventory_is_unit(const struct pci_dev *pdev);

@@ -32,16 +32,6 @@
 /* "uid 4294967295 is not the owner's (4294967295)" */
 #define GPUCTL_REFUSED_LEN 64
 
-static struct gpuctl_dev *gpuctl_vfio_find(struct pci_dev *pdev)
-{
-	struct gpuctl_dev *dev;
-
-	dev = gpuctl_inventory_find(gpuctl_inventory_key(pci_domain_nr(pdev->bus),
-							 pdev->bus->number,
-							 pdev->devfn));
-	return dev && dev->pdev == pdev ? dev : NULL;
-}
-
 /* Whether the opener's credentials are those of the device's allocation. */
 static u32 gpuctl_vfio_match(const struct gpuctl_dev *dev, char *why,
 			     size_t len)
@@ -105,7 +95,7 @@ int gpuctl_vfio_open_begin(struct pci_dev *pdev)
 	u32 match;
 
 	mutex_lock(&gpuctl_lock);
-	dev = gpuctl_vfio_find(pdev);
+	dev = gpuctl_inventory_find_pdev(pdev);
 	match = gpuctl_vfio_match(dev, why, sizeof(why));
 	if (match == GPUCTL_OPEN_MATCH_OWNER) {
 		gpuctl_vfio_set_holder(&dev->holder, match);
@@ -138,7 +128,7 @@ void gpuctl_vfio_open_end(struct pci_dev *pdev, int ret)
 	struct gpuctl_dev *dev;
 
 	mutex_lock(&gpuctl_lock);
-	dev = gpuctl_vfio_find(pdev);
+	dev = gpuctl_inventory_find_pdev(pdev);
 	if (dev && dev->holder.opening) {
 		dev->holder.opening = false;
 		if (ret)
@@ -161,7 +151,7 @@ void gpuctl_vfio_closed(struct pci_dev *pdev)
 	struct gpuctl_dev *dev;
 
 	mutex_lock(&gpuctl_lock);
-	dev = gpuctl_vfio_find(pdev);
+	dev = gpuctl_inventory_find_pdev(pdev);
 	if (dev && dev->holder.open && !dev->holder.observed)
 		gpuctl_vfio_track_close(dev);
 	mutex_unlock(&gpuctl_lock);
