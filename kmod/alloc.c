@@ -22,6 +22,7 @@
 #include "inventory.h"
 #include "iommu.h"
 #include "netlink.h"
+#include "sriov.h"
 
 /* Allocation id -> struct gpuctl_alloc, under gpuctl_lock. */
 static DEFINE_XARRAY_ALLOC(gpuctl_allocs);
@@ -34,7 +35,8 @@ static u32 gpuctl_alloc_next_id;
  * @len: size of @why
  *
  * A GPU can be allocated when a rule reserves it, it is on its rule's
- * driver, no allocation has it, and VFIO can use its IOMMU group.
+ * driver, no allocation has it, no dev-set is changing its PF's VFs, and
+ * VFIO can use its IOMMU group.
  *
  * Context: gpuctl_lock held; takes the IOMMU group's mutex.
  * Return: 0 when it can; -EINVAL when it is no GPU, -EBUSY otherwise.
@@ -67,6 +69,11 @@ int gpuctl_alloc_unfit(const struct gpuctl_dev *dev, char *why, size_t len)
 		return -EBUSY;
 	default:
 		snprintf(why, len, "%s is blocked: %s", name, dev->blocked);
+		return -EBUSY;
+	}
+	if (gpuctl_sriov_changing(dev->pdev)) {
+		snprintf(why, len, "%s: PF %s is changing its VFs", name,
+			 pci_name(pci_physfn(dev->pdev)));
 		return -EBUSY;
 	}
 	if (!dev->group) {

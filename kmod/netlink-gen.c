@@ -81,8 +81,14 @@ const struct nla_policy gpuctl_limit_get_nl_policy[GPUCTL_A_LIMIT_NAME + 1] = {
 	[GPUCTL_A_LIMIT_NAME] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
 };
 
+/* GPUCTL_CMD_DEV_SET - do */
+const struct nla_policy gpuctl_dev_set_nl_policy[GPUCTL_A_DEV_SRIOV_NUMVFS + 1] = {
+	[GPUCTL_A_DEV_ADDRESS] = { .type = NLA_NUL_STRING, .len = GPUCTL_ADDRESS_LEN, },
+	[GPUCTL_A_DEV_SRIOV_NUMVFS] = { .type = NLA_U16, },
+};
+
 /* Ops table for gpuctl */
-const struct genl_ops gpuctl_nl_ops[10] = {
+const struct genl_ops gpuctl_nl_ops[11] = {
 	{
 		.cmd		= GPUCTL_CMD_DEV_GET,
 		.doit		= gpuctl_nl_dev_get_doit,
@@ -154,6 +160,13 @@ const struct genl_ops gpuctl_nl_ops[10] = {
 		.dumpit		= gpuctl_nl_limit_get_dumpit,
 		.policy		= gpuctl_limit_get_nl_policy,
 		.maxattr	= GPUCTL_A_LIMIT_NAME,
+		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= GPUCTL_CMD_DEV_SET,
+		.doit		= gpuctl_nl_dev_set_doit,
+		.policy		= gpuctl_dev_set_nl_policy,
+		.maxattr	= GPUCTL_A_DEV_SRIOV_NUMVFS,
 		.flags		= GENL_ADMIN_PERM,
 	},
 };

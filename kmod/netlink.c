@@ -277,6 +277,7 @@ static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 	/* Lookups below must not find an allocation a close just ended. */
 	switch (ops->cmd) {
 	case GPUCTL_CMD_DEV_GET:
+	case GPUCTL_CMD_DEV_SET:
 	case GPUCTL_CMD_ALLOC_DEL:
 	case GPUCTL_CMD_ALLOC_GET:
 	case GPUCTL_CMD_RULE_DEL:
@@ -286,6 +287,7 @@ static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 
 	switch (ops->cmd) {
 	case GPUCTL_CMD_DEV_GET:
+	case GPUCTL_CMD_DEV_SET:
 		ret = gpuctl_nl_dev_lookup(info);
 		break;
 	case GPUCTL_CMD_GROUP_GET:

@@ -27,6 +27,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: gpuctl-nl dev-dump\n"
 		"       gpuctl-nl dev-get ADDRESS\n"
+		"       gpuctl-nl dev-set ADDRESS NUMVFS\n"
 		"       gpuctl-nl group-dump\n"
 		"       gpuctl-nl group-get ID\n"
 		"       gpuctl-nl rule-new MATCH [driver NAME] [force] [take]\n"
@@ -498,6 +499,18 @@ int main(int argc, char **argv)
 			ret = fail(&c, ret);
 		else
 			nlc_print_dev(stdout, "dev", &d);
+	} else if (!strcmp(argv[1], "dev-set") && argc == 4) {
+		char *end;
+		unsigned long n = strtoul(argv[3], &end, 0);
+
+		if (*end || !*argv[3] || n > 0xffff) {
+			help(stderr);
+			ret = 1;
+		} else {
+			ret = nlc_dev_set(&c, argv[2], n);
+			if (ret)
+				ret = fail(&c, ret);
+		}
 	} else if (!strcmp(argv[1], "group-dump") && argc == 2) {
 		ret = cmd_group_dump(&c);
 	} else if (!strcmp(argv[1], "group-get") && argc == 3) {

@@ -599,6 +599,20 @@ int nlc_dev_get(struct nlc *c, const char *address, struct nlc_dev *d)
 	return nlc_exchange(c, msg, one_dev_cb, d, NULL);
 }
 
+int nlc_dev_set(struct nlc *c, const char *address, __u16 numvfs)
+{
+	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_DEV_SET, NLM_F_ACK);
+
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_string(msg, GPUCTL_A_DEV_ADDRESS, address) ||
+	    nla_put_u16(msg, GPUCTL_A_DEV_SRIOV_NUMVFS, numvfs)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return nlc_exchange(c, msg, NULL, NULL, NULL);
+}
+
 int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g)
 {
 	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_GROUP_GET, NLM_F_ACK);

@@ -207,6 +207,7 @@ int nlc_parse_alloc(const struct nlmsghdr *nlh, struct nlc_alloc *a);
 int nlc_parse_limit(const struct nlmsghdr *nlh, struct nlc_limit *l);
 
 int nlc_dev_get(struct nlc *c, const char *address, struct nlc_dev *d);
+int nlc_dev_set(struct nlc *c, const char *address, __u16 numvfs);
 int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g);
 int nlc_dev_dump(struct nlc *c, struct nlc_dev **devs, int *n,
 		 struct nlc_dump_info *info);

@@ -100,6 +100,7 @@ c_late="fuzz lifecycle"
 # without a line here or without its "# topology:" line fails.
 shell_minimum="
 test_alloc_hotplug.sh	11
+test_dev_set.sh		6
 test_golden.sh		7
 test_hotplug.sh		7
 test_lifecycle.sh	7
@@ -114,7 +115,7 @@ test_rule_match.sh	11
 test_sriov.sh		8
 test_tool.sh		21
 test_tool_alloc.sh	25
-test_tool_cli.sh	9
+test_tool_cli.sh	10
 test_tool_monitor.sh	6
 test_tool_reserve.sh	17
 test_vfio_adopt.sh	6

@@ -126,7 +126,8 @@ check_nobody_ledger_reads() {
 	expect_eperm "rule-dump" "${NOBODY[@]}" gpuctl-nl rule-dump &&
 	expect_eperm "rule-get" "${NOBODY[@]}" gpuctl-nl rule-get "$RULE" &&
 	expect_eperm "limit-dump" "${NOBODY[@]}" gpuctl-nl limit-dump &&
-	expect_eperm "limit-get" "${NOBODY[@]}" gpuctl-nl limit-get account acme
+	expect_eperm "limit-get" "${NOBODY[@]}" gpuctl-nl limit-get account acme &&
+	expect_eperm "dev-set" "${NOBODY[@]}" gpuctl-nl dev-set "$GPU" 0
 }
 
 check_nobody_tool() {
@@ -201,8 +202,10 @@ check_no_sysadmin_mutations() {
 		gpuctl-nl limit-set scope account name acme max-gpus 1 &&
 	expect_sysadmin "limit-set remove" "${NOSYSADMIN[@]}" \
 		gpuctl-nl limit-set scope account name acme &&
+	expect_sysadmin dev-set "${NOSYSADMIN[@]}" gpuctl-nl dev-set "$GPU" 0 &&
 	expect_sysadmin alloc-dump "${NOSYSADMIN[@]}" gpuctl-nl alloc-dump || return 1
 	expect_sysadmin "gpuctl reserve add" "${NOSYSADMIN[@]}" gpuctl reserve add 0000:81:00.0 &&
+	expect_sysadmin "gpuctl dev set" "${NOSYSADMIN[@]}" gpuctl dev set "$GPU" numvfs 0 &&
 	expect_sysadmin "gpuctl alloc del" "${NOSYSADMIN[@]}" gpuctl alloc del "$ALLOC" &&
 	expect_sysadmin "gpuctl limit set" "${NOSYSADMIN[@]}" gpuctl limit set account acme max 1 ||
 		return 1
@@ -253,7 +256,8 @@ ktap_run_stage "setup: $GPU reserved, allocated, a limit; open on full" check_se
 ktap_run_stage "uid 65534 reads the inventory, without allocation or holder" \
 	check_nobody_reads_inventory
 ktap_run_stage "root sees the allocation and the holder" check_root_sees_holder
-ktap_run_stage "uid 65534: EPERM for rule, allocation and limit reads" check_nobody_ledger_reads
+ktap_run_stage "uid 65534: EPERM for rule, allocation and limit reads, and dev-set" \
+	check_nobody_ledger_reads
 ktap_run_stage "uid 65534: gpuctl alloc/reserve/limit show fail with EPERM" check_nobody_tool
 ktap_run_stage "uid 65534: joining ledger is EPERM, monitor is open" check_nobody_groups
 ktap_run_stage "uid 65534's monitor: device events only, no ledger attributes" \

@@ -488,7 +488,9 @@ check_not_loaded() {
 		# shellcheck disable=SC2086 # the command's words
 		not_loaded_run 3 $cmd || rc=1
 	done
+	not_loaded_run 3 dev set 0000:7f:00.0 numvfs 0 || rc=1
 	not_loaded_run 1 dev show garbage || rc=1
+	not_loaded_run 1 dev set 0000:7f:00.0 numvfs x || rc=1
 	not_loaded_run 0 apply "$TMP/conf" check || rc=1
 	gpuctl_load || return 1
 	return "$rc"

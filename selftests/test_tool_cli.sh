@@ -196,6 +196,17 @@ check_complete_alloc() {
 	return "$rc"
 }
 
+check_complete_dev() {
+	local rc=0 addrs
+
+	addrs=$(gpuctl-nl dev-dump | sed -n 's/^dev address=\([^ ]*\) .*/\1/p')
+	[ -n "$addrs" ] || return 1
+	completes "show set help" dev "" || rc=1
+	completes "help $addrs" dev set "" || rc=1
+	completes "numvfs" dev set "$FREE" "" || rc=1
+	return "$rc"
+}
+
 check_complete_limit() {
 	local rc=0
 
@@ -219,7 +230,7 @@ check_cleanup() {
 }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
 ktap_run_stage "group show ID: the group gpuctl-nl gets, in text and JSON" check_group_show_id
@@ -231,6 +242,7 @@ ktap_run_stage "completion: reserve commands, flags, drivers, live ids and match
 ktap_run_stage "completion: alloc keywords once (dev again), policies, live ids and owners" \
 	check_complete_alloc
 ktap_run_stage "completion: limit scopes, max, none" check_complete_limit
+ktap_run_stage "completion: dev commands, live addresses, numvfs" check_complete_dev
 ktap_run_stage "cleanup: nothing left, devices back" check_cleanup
 ktap_run_stage "module unloads" gpuctl_unload
 

@@ -50,6 +50,7 @@ static void dev_help(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: gpuctl dev show [ DEV ]\n"
+		"       gpuctl dev set DEV numvfs NUM\n"
 		"       gpuctl dev help\n"
 		"where  DEV := { DDDD:BB:DD.F | BB:DD.F }\n");
 }
@@ -589,42 +590,30 @@ static void dev_list_print(const struct dev_list *list)
 	free(rows);
 }
 
-static int cmd_dev_show(struct gpuctl *g, struct args *a)
+/* DEV, or NULL with a message: @arg is no PCI address. */
+static const char *dev_address(const char *arg, char *addr, size_t size)
+{
+	if (parse_pci_address(arg, addr, size)) {
+		fprintf(stderr,
+			"gpuctl: invalid PCI address \"%s\", expected DDDD:BB:DD.F or BB:DD.F\n",
+			arg);
+		return NULL;
+	}
+	return addr;
+}
+
+/* Prints one device, or every device when @addr is empty. */
+static int dev_show(struct nl_ctx *nl, const char *addr)
 {
 	struct nl_list list = { .size = sizeof(struct dev_info),
 				.parse = dev_parse };
-	char addr[ADDR_BUFSZ] = "";
 	struct nlmsghdr *nlh;
-	struct nl_ctx *nl;
-	const char *arg;
-	int ret;
+	int ret = EXIT_OK;
 
-	arg = args_next(a);
-	if (arg) {
-		if (!strcmp(arg, "help")) {
-			dev_help(stdout);
-			return EXIT_OK;
-		}
-		if (parse_pci_address(arg, addr, sizeof(addr))) {
-			fprintf(stderr,
-				"gpuctl: invalid PCI address \"%s\", expected DDDD:BB:DD.F or BB:DD.F\n",
-				arg);
-			return EXIT_USAGE;
-		}
-	}
-	if (!args_done(a, "dev show"))
-		return EXIT_USAGE;
-	if (g->dry_run)
-		return EXIT_OK;
-
-	ret = gpuctl_nl(g, &nl);
-	if (ret)
-		return ret;
 	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, !addr[0]);
 	if (addr[0])
 		mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
-	ret = nl_collect(nl, nlh, &list);
-	if (ret) {
+	if (nl_collect(nl, nlh, &list)) {
 		if (addr[0])
 			fprintf(stderr, "gpuctl: cannot show device %s\n",
 				addr);
@@ -638,8 +627,95 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
 	return ret;
 }
 
+static int cmd_dev_show(struct gpuctl *g, struct args *a)
+{
+	char addr[ADDR_BUFSZ] = "";
+	struct nl_ctx *nl;
+	const char *arg;
+	int ret;
+
+	arg = args_next(a);
+	if (arg) {
+		if (!strcmp(arg, "help")) {
+			dev_help(stdout);
+			return EXIT_OK;
+		}
+		if (!dev_address(arg, addr, sizeof(addr)))
+			return EXIT_USAGE;
+	}
+	if (!args_done(a, "dev show"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	return dev_show(nl, addr);
+}
+
+/* gpuctl dev set DEV numvfs NUM: then shows the device as it is now. */
+static int cmd_dev_set(struct gpuctl *g, struct args *a)
+{
+	char addr[ADDR_BUFSZ];
+	struct nlmsghdr *nlh;
+	struct nl_list list;
+	struct nl_ctx *nl;
+	const char *arg;
+	u32 numvfs;
+	int ret;
+
+	arg = args_next(a);
+	if (!arg) {
+		fprintf(stderr,
+			"gpuctl: dev set: expected \"DEV numvfs NUM\"\n");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(arg, "help")) {
+		dev_help(stdout);
+		return EXIT_OK;
+	}
+	if (!dev_address(arg, addr, sizeof(addr)))
+		return EXIT_USAGE;
+
+	arg = args_next(a);
+	if (!arg || strcmp(arg, "numvfs")) {
+		fprintf(stderr,
+			"gpuctl: dev set: expected \"numvfs NUM\" after %s\n",
+			addr);
+		return EXIT_USAGE;
+	}
+	arg = args_next(a);
+	if (!arg || parse_u32(arg, &numvfs) || numvfs > UINT16_MAX) {
+		fprintf(stderr,
+			"gpuctl: dev set: numvfs takes a number from 0 to 65535\n");
+		return EXIT_USAGE;
+	}
+	if (!args_done(a, "dev set"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_SET, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SRIOV_NUMVFS, numvfs);
+	list = (struct nl_list){ .size = sizeof(struct dev_info),
+				 .parse = dev_parse };
+	ret = nl_collect(nl, nlh, &list);
+	nl_list_free(&list);
+	if (ret) {
+		fprintf(stderr, "gpuctl: cannot set %u VFs on %s\n", numvfs,
+			addr);
+		return EXIT_KERNEL;
+	}
+	return dev_show(nl, addr);
+}
+
 /**
- * cmd_dev() - gpuctl dev { show [ DEV ] | help }
+ * cmd_dev() - gpuctl dev { show [ DEV ] | set DEV numvfs NUM | help }
  * @g: the tool's state
  * @a: the words after "dev"
  *
@@ -649,6 +725,7 @@ int cmd_dev(struct gpuctl *g, struct args *a)
 {
 	static const struct cmd_entry cmds[] = {
 		{ "show", cmd_dev_show },
+		{ "set", cmd_dev_set },
 	};
 
 	return cmd_dispatch(g, a, "dev", cmds, ARRAY_SIZE(cmds),

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors
+ *
+ * dev-set: a tracked SR-IOV PF's number of VFs. The PF's driver enables
+ * and disables them through its sriov_configure(), called under the PF's
+ * device lock with the checks of a write to sriov_numvfs in sysfs
+ * (drivers/pci/iov.c), so that the ledger's checks and the change are one
+ * request: no VF of the PF is allocated or open when the change starts,
+ * and neither the PF nor its VFs can be allocated until it ends.
+ *
+ * Locking: the checks run under gpuctl_lock, the change under the PF's
+ * device lock alone: no device lock is taken under gpuctl_lock, and the
+ * VFs' bus events, which take gpuctl_lock, come from inside the change.
+ * The PF stays on gpuctl_sriov_changes meanwhile.
+ */
+
+#include <linux/device.h>
+#include <linux/list.h>
+#include <linux/pci.h>
+#include <net/genetlink.h>
+#include <uapi/linux/gpuctl.h>
+
+#include "alloc.h"
+#include "compat.h"
+#include "inventory.h"
+#include "netlink.h"
+#include "netlink-gen.h"
+#include "sriov.h"
+
+/* A dev-set in progress, on the stack of its request. */
+struct gpuctl_sriov_change {
+	struct list_head node;
+	struct pci_dev *pf;
+};
+
+/* Under gpuctl_lock. */
+static LIST_HEAD(gpuctl_sriov_changes);
+
+/**
+ * gpuctl_sriov_changing() - whether a dev-set is changing a PF's VFs
+ * @pdev: the PF, or one of its VFs
+ *
+ * Context: gpuctl_lock held.
+ * Return: the PF being changed, or NULL.
+ */
+struct pci_dev *gpuctl_sriov_changing(struct pci_dev *pdev)
+{
+	struct pci_dev *pf = pci_physfn(pdev);
+	struct gpuctl_sriov_change *change;
+
+	lockdep_assert_held(&gpuctl_lock);
+	list_for_each_entry(change, &gpuctl_sriov_changes, node) {
+		if (change->pf == pf)
+			return pf;
+	}
+	return NULL;
+}
+
+/* A VF of @pf that gpuctl sees allocated or open, if any. */
+static const struct gpuctl_dev *gpuctl_sriov_busy_vf(struct pci_dev *pf)
+{
+	const struct gpuctl_dev *dev;
+	unsigned long key;
+
+	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
+		if (!dev->pdev->is_virtfn || pci_physfn(dev->pdev) != pf)
+			continue;
+		if (dev->alloc || dev->holder.open)
+			return dev;
+	}
+	return NULL;
+}
+
+/* What the change under the device lock found; told under gpuctl_lock. */
+enum gpuctl_sriov_outcome {
+	GPUCTL_SRIOV_DONE,
+	GPUCTL_SRIOV_NO_DRIVER,
+	GPUCTL_SRIOV_NO_CONFIGURE,
+	GPUCTL_SRIOV_HAS_VFS,
+	GPUCTL_SRIOV_REFUSED,
+	GPUCTL_SRIOV_SHORT,
+};
+
+struct gpuctl_sriov_result {
+	enum gpuctl_sriov_outcome outcome;
+	char driver[GPUCTL_DRIVER_NAME_LEN];
+	u16 had;
+	int enabled;
+};
+
+/*
+ * The change itself, as sriov_numvfs_store() makes it: a PF with VFs goes
+ * to 0 before it takes another number. A driver that enables fewer VFs
+ * than asked has them disabled again, so that the request either sets the
+ * number or changes nothing.
+ *
+ * Context: takes the PF's device lock; gpuctl_lock not held.
+ */
+static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
+				  struct gpuctl_sriov_result *res)
+{
+	const struct pci_driver *drv = NULL;
+	int ret = 0;
+
+	device_lock(&pf->dev);
+	res->had = pci_num_vf(pf);
+	if (pf->dev.driver) {
+		drv = to_pci_driver(pf->dev.driver);
+		strscpy(res->driver, drv->name, sizeof(res->driver));
+	}
+
+	if (want == res->had) {
+		res->outcome = GPUCTL_SRIOV_DONE;
+	} else if (!drv) {
+		res->outcome = GPUCTL_SRIOV_NO_DRIVER;
+		ret = -ENOENT;
+	} else if (!drv->sriov_configure) {
+		res->outcome = GPUCTL_SRIOV_NO_CONFIGURE;
+		ret = -EOPNOTSUPP;
+	} else if (want && res->had) {
+		res->outcome = GPUCTL_SRIOV_HAS_VFS;
+		ret = -EBUSY;
+	} else {
+		ret = drv->sriov_configure(pf, want);
+		res->enabled = ret;
+		if (ret < 0) {
+			res->outcome = GPUCTL_SRIOV_REFUSED;
+		} else if (want && pci_num_vf(pf) != want) {
+			res->enabled = pci_num_vf(pf);
+			drv->sriov_configure(pf, 0);
+			res->outcome = GPUCTL_SRIOV_SHORT;
+			ret = -EIO;
+		} else {
+			res->outcome = GPUCTL_SRIOV_DONE;
+			ret = 0;
+		}
+	}
+	device_unlock(&pf->dev);
+	return ret;
+}
+
+/*
+ * The VFs' own bus events come before the PF's count is updated
+ * (sriov_enable() sets it after adding them), so the PF is announced
+ * again once the change is done.
+ */
+static void gpuctl_sriov_changed(struct pci_dev *pf)
+{
+	struct gpuctl_dev *dev = gpuctl_inventory_find_pdev(pf);
+
+	if (!dev)
+		return;
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
+	gpuctl_inventory_changed();
+}
+
+static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
+			      u16 want, const struct gpuctl_sriov_result *res)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
+	const char *name = pci_name(pf);
+
+	switch (res->outcome) {
+	case GPUCTL_SRIOV_DONE:
+		break;
+	case GPUCTL_SRIOV_NO_DRIVER:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s has no driver to enable its VFs",
+				       name);
+		break;
+	case GPUCTL_SRIOV_NO_CONFIGURE:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "driver %s of %s cannot set its VFs",
+				       res->driver, name);
+		break;
+	case GPUCTL_SRIOV_HAS_VFS:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s has %u VFs: set 0 before %u", name,
+				       res->had, want);
+		break;
+	case GPUCTL_SRIOV_REFUSED:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s refused %u VFs on %s: error %d",
+				       res->driver, want, name, res->enabled);
+		break;
+	case GPUCTL_SRIOV_SHORT:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s enabled %d of %u VFs on %s: disabled",
+				       res->driver, res->enabled, want, name);
+		break;
+	}
+}
+
+/*
+ * The checks before the change. Allocations and opens count only on VFs
+ * gpuctl tracks: an untracked VF in use makes disabling wait for its user,
+ * as a write to sriov_numvfs would.
+ */
+static int gpuctl_sriov_check(struct genl_info *info, struct pci_dev *pf,
+			      u16 want)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
+	const char *name = pci_name(pf);
+	const struct gpuctl_dev *vf;
+	int total;
+
+	if (!pf->is_physfn) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s is not an SR-IOV PF", name);
+		return -EOPNOTSUPP;
+	}
+	total = pci_sriov_get_totalvfs(pf);
+	if (want > total) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s supports %d VFs, not %u", name,
+				       total, want);
+		return -ERANGE;
+	}
+	if (gpuctl_sriov_changing(pf)) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s is changing its VFs already", name);
+		return -EBUSY;
+	}
+	vf = gpuctl_sriov_busy_vf(pf);
+	if (vf && vf->alloc) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "VF %s of %s is allocated to %u",
+				       pci_name(vf->pdev), name,
+				       vf->alloc->info.id);
+		return -EBUSY;
+	}
+	if (vf) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "VF %s of %s is open", pci_name(vf->pdev),
+				       name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/**
+ * gpuctl_nl_dev_set_doit() - set a tracked PF's number of VFs
+ * @skb: the request
+ * @info: the request; user_ptr[0] holds the device pre_doit found
+ *
+ * Context: gpuctl_lock held by pre_doit; dropped while the PF's driver
+ * changes its VFs, and taken again.
+ * Return: 0 or a negative errno.
+ */
+int gpuctl_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct gpuctl_dev *dev = info->user_ptr[0];
+	struct gpuctl_sriov_result res = {};
+	struct gpuctl_sriov_change change;
+	u16 want;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_DEV_SRIOV_NUMVFS))
+		return -EINVAL;
+	want = nla_get_u16(info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS]);
+
+	ret = gpuctl_sriov_check(info, dev->pdev, want);
+	if (ret)
+		return ret;
+
+	/* @dev may go while the lock is dropped; the PF may not. */
+	change.pf = pci_dev_get(dev->pdev);
+	list_add(&change.node, &gpuctl_sriov_changes);
+	mutex_unlock(&gpuctl_lock);
+
+	ret = gpuctl_sriov_configure(change.pf, want, &res);
+
+	mutex_lock(&gpuctl_lock);
+	list_del(&change.node);
+	gpuctl_sriov_tell(info, change.pf, want, &res);
+	if (!ret && want != res.had)
+		gpuctl_sriov_changed(change.pf);
+	pci_dev_put(change.pf);
+	return ret;
+}

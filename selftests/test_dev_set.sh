@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: full
+#
+# dev-set: a tracked SR-IOV PF's number of VFs, set through gpuctl. The
+# requests go through the kernel's YNL CLI (a client of the spec alone),
+# gpuctl-nl (libnl) and the tool; sysfs and gpuctl-nl's monitor check what
+# happened:
+#   - an untracked PF, a device that is no PF, more VFs than the PF
+#     supports, a request without a number: refused with the errno and
+#     message each names, and nothing changes;
+#   - 2 VFs enabled on the PF: sriov_numvfs, virtfn links, the PF's
+#     dev-change-ntf; 3 more while it has 2 is EBUSY;
+#   - while a VF a rule names is allocated, or open by a VFIO user, the
+#     VFs cannot go (EBUSY naming the VF), and the VFs stay;
+#   - gpuctl dev set disables them (the VF's dev-del-ntf) and enables them
+#     again (the VF back on vfio-pci, reserved), printing the PF;
+#   - the PF's driver refusing (vfio-pci without enable_sriov) is passed
+#     on with the driver's errno and name, and a driver without
+#     sriov_configure (pci-stub) is named; nothing changes.
+#
+# Devices of the "full" topology: 11:00.0, QEMU's nvme with SR-IOV (up to 4
+# VFs at 11:00.1-4, each in a group of its own), on nvme; 01:00.0 a GPU.
+# sriov_drivers_autoprobe is 0, so that no host driver takes the VFs.
+
+# Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
+# optional insmod arguments.
+# shellcheck disable=SC2317,SC2119
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+set -o pipefail
+
+SYS_PCI=/sys/bus/pci/devices
+TMP=$(mktemp -d /tmp/test_dev_set.XXXXXX)
+PF=0000:11:00.0
+VF=0000:11:00.1
+GPU=0000:01:00.0
+OWNER=7b1d2c4e-5f60-4a7b-8c9d-0e1f2a3b4c5d
+PF_RULE=
+
+cleanup() {
+	vfio_open_stop
+	nlmon_stop
+	nl_allocs_cleanup
+	nl_rules_cleanup
+	echo 0 >"$SYS_PCI/$PF/sriov_numvfs"
+	echo 1 >"$SYS_PCI/$PF/sriov_drivers_autoprobe"
+	[ -n "$(pci_driver_of "$PF")" ] || echo "$PF" >/sys/bus/pci/drivers_probe
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+numvfs_is() {	# N: the PF has N VFs per sysfs
+	local have
+
+	have=$(<"$SYS_PCI/$PF/sriov_numvfs") || return 1
+	[ "$have" = "$1" ] || { echo "$PF has $have VFs, want $1"; return 1; }
+}
+
+# ynl_set_fails NUMVFS ERRNO MESSAGE [ADDR]: the YNL CLI's dev-set is
+# refused with ERRNO and MESSAGE.
+ynl_set_fails() {
+	ynl_fails dev-set "{\"address\": \"${4:-$PF}\", \"sriov-numvfs\": $1}" ||
+		return 1
+	grep -q "error: -$2\\b" "$TMP/err" || { echo "want errno $2"; return 1; }
+	grep -q -- "$3" "$TMP/err" || { echo "want '$3'"; return 1; }
+}
+
+check_setup() {
+	nlmon_start && ynl_start &&
+	expect_pci_driver "$PF" nvme 0 &&
+	numvfs_is 0 &&
+	echo 0 >"$SYS_PCI/$PF/sriov_drivers_autoprobe" || return 1
+	# Untracked: no dev-set, from any client.
+	ynl_set_fails 2 19 "no such device" || return 1
+	cmd_fails 'No such device \(errno 19\)' gpuctl-nl dev-set "$PF" 2 &&
+	numvfs_is 0 || return 1
+	# Named without take: tracked, held by nvme.
+	nl_rule_new "$PF" || return 1
+	PF_RULE=$RULE
+	nl_dev_has "$PF" role=gpu state=held sriov_totalvfs=4 sriov_numvfs=0
+}
+
+check_refused() {
+	ynl_set_fails 2 95 "$GPU is not an SR-IOV PF" "$GPU" &&
+	ynl_set_fails 5 34 "$PF supports 4 VFs, not 5" &&
+	cmd_fails 'Numerical result out of range \(errno 34\)' \
+		gpuctl-nl dev-set "$PF" 65535 || return 1
+	ynl_fails dev-set "{\"address\": \"$PF\"}" &&
+	grep -q 'error: -22\b' "$TMP/err" &&
+	grep -q "'miss-type': 'sriov-numvfs'" "$TMP/err" || return 1
+	numvfs_is 0 && nl_dev_has "$PF" sriov_numvfs=0
+}
+
+check_enable() {
+	nlmon_mark
+	ynl --do dev-set --json "{\"address\": \"$PF\", \"sriov-numvfs\": 2}" || return 1
+	numvfs_is 2 &&
+	[ -e "$SYS_PCI/$PF/virtfn0" ] && [ -e "$SYS_PCI/$PF/virtfn1" ] &&
+	[ ! -e "$SYS_PCI/$PF/virtfn2" ] &&
+	nlmon_wait "^dev-change-ntf address=$PF .*sriov_numvfs=2" &&
+	nl_dev_has "$PF" sriov_numvfs=2 &&
+	# N to M goes through 0
+	ynl_set_fails 3 16 "$PF has 2 VFs: set 0 before 3" &&
+	numvfs_is 2 &&
+	# the same number again changes nothing and succeeds
+	gpuctl-nl dev-set "$PF" 2 && numvfs_is 2
+}
+
+check_vf_in_use() {
+	nl_rule_new "$VF" || return 1
+	expect_pci_driver "$VF" vfio-pci || return 1
+	nl_alloc_new owner "$OWNER" device "$VF" || return 1
+	ynl_set_fails 0 16 "VF $VF of $PF is allocated to $ALLOC" &&
+	numvfs_is 2 || return 1
+	nl_alloc_del "$ALLOC" || return 1
+	modprobe vfio_iommu_type1 &&
+	vfio_open_start "$VF" || return 1
+	ynl_set_fails 0 16 "VF $VF of $PF is open" &&
+	numvfs_is 2 || return 1
+	vfio_open_stop
+	nl_dev_has "$VF" state=reserved
+}
+
+check_tool() {
+	nlmon_mark
+	gpuctl dev set 11:00.0 numvfs 0 >"$TMP/out" 2>&1 || { cat "$TMP/out"; return 1; }
+	cat "$TMP/out"
+	# a header and the PF
+	[ "$(wc -l <"$TMP/out")" = 2 ] && grep -q "^$PF " "$TMP/out" &&
+	numvfs_is 0 && [ ! -e "$SYS_PCI/$VF" ] &&
+	nlmon_wait "^dev-del-ntf address=$VF " || return 1
+	nlmon_mark
+	gpuctl -j dev set 11:00.0 numvfs 2 >"$TMP/out" 2>&1 || { cat "$TMP/out"; return 1; }
+	cat "$TMP/out"
+	# shellcheck disable=SC2016 # jq code, not shell
+	json_check --arg pf "$PF" \
+		'.devices | length == 1 and .[0].address == $pf and .[0].sriov_numvfs == 2' \
+		"$TMP/out" &&
+	numvfs_is 2 &&
+	nlmon_wait "^dev-add-ntf address=$VF " &&
+	expect_pci_driver "$VF" vfio-pci &&
+	nl_dev_has "$VF" state=reserved || return 1
+	# the kernel's reason reaches the user
+	if gpuctl dev set 11:00.0 numvfs 9 >"$TMP/out" 2>&1; then
+		cat "$TMP/out"
+		return 1
+	fi
+	cat "$TMP/out"
+	grep -q "$PF supports 4 VFs, not 9" "$TMP/out" &&
+	grep -q "cannot set 9 VFs on $PF" "$TMP/out" && numvfs_is 2
+}
+
+# The PF taken from nvme: on vfio-pci (loaded without enable_sriov), whose
+# sriov_configure refuses; then on pci-stub, which has none.
+check_driver_refuses() {
+	gpuctl-nl dev-set "$PF" 0 && numvfs_is 0 || return 1
+	nl_rule_del "$PF_RULE" || return 1
+	nl_rule_new "$PF" take || return 1
+	PF_RULE=$RULE
+	expect_pci_driver "$PF" vfio-pci || return 1
+	if grep -qx Y /sys/module/vfio_pci/parameters/enable_sriov 2>/dev/null; then
+		echo "vfio-pci has enable_sriov set"
+		return 1
+	fi
+	ynl_set_fails 2 2 "vfio-pci refused 2 VFs on $PF: error -2" &&
+	numvfs_is 0 || return 1
+	nl_rule_del "$PF_RULE" || return 1
+	nl_rule_new "$PF" driver pci-stub take || return 1
+	PF_RULE=$RULE
+	expect_pci_driver "$PF" pci-stub || return 1
+	ynl_set_fails 2 95 "driver pci-stub of $PF cannot set its VFs" &&
+	numvfs_is 0 || return 1
+	nl_rule_del "$PF_RULE"
+}
+
+gpuctl_load || exit 1
+ktap_header
+ktap_plan 6
+ktap_run_stage "$PF untracked: dev-set ENODEV; named by a rule, tracked" check_setup
+ktap_run_stage "no PF, too many VFs, no number: refused, nothing changed" check_refused
+ktap_run_stage "YNL dev-set 2: sysfs and the PF's event agree; 2 to 3 is EBUSY" check_enable
+ktap_run_stage "$VF allocated, then open: the VFs cannot go (EBUSY)" check_vf_in_use
+ktap_run_stage "gpuctl dev set: VFs off and on, $VF back reserved" check_tool
+ktap_run_stage "the PF's driver refuses, or has no sriov_configure" check_driver_refuses
+ktap_finished
