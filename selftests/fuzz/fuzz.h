@@ -232,12 +232,6 @@ struct fz_dev {
 
 #define FZ_MAX_DEVS	256
 
-/* A PCI function gpuctl does not track, from sysfs (guard.c). */
-struct fz_pcifn {
-	char addr[FZ_ADDR_LEN];
-	unsigned int vendor, device, subvendor, subdevice;
-};
-
 /* Messages sent and their outcomes, per op row and bucket. */
 struct fz_stats {
 	unsigned long sent;
@@ -302,7 +296,8 @@ struct fz_ctx {
 	int n_devs;
 	char prot[FZ_MAX_DEVS][FZ_ADDR_LEN];	/* see guard.c */
 	int n_prot;
-	struct fz_pcifn untracked[FZ_MAX_DEVS];	/* see guard.c */
+	/* PCI functions gpuctl does not track: address and ids (guard.c) */
+	struct fz_dev untracked[FZ_MAX_DEVS];
 	int n_untracked;
 	struct fz_stats *stats;
 	struct fz_shared *sh;

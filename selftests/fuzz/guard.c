@@ -70,7 +70,7 @@ static unsigned int fz_sysfs_hex(const char *addr, const char *file)
 /* Every PCI function in sysfs that is not among c->devs. */
 static void fz_guard_untracked(struct fz_ctx *c)
 {
-	struct fz_pcifn *f;
+	struct fz_dev *f;
 	struct dirent *e;
 	DIR *d;
 	int i;
@@ -89,6 +89,7 @@ static void fz_guard_untracked(struct fz_ctx *c)
 		if (i < c->n_devs)
 			continue;
 		f = &c->untracked[c->n_untracked++];
+		memset(f, 0, sizeof(*f));
 		snprintf(f->addr, sizeof(f->addr), "%s", e->d_name);
 		f->vendor = fz_sysfs_hex(f->addr, "vendor");
 		f->device = fz_sysfs_hex(f->addr, "device");
@@ -216,20 +217,15 @@ static bool fz_match_dev(const struct fz_match *m, const struct fz_dev *d)
 				  d->subdevice == m->subdevice));
 }
 
-/* A rule with @m would name an untracked function. */
+/* A rule with @m would name an untracked function; "VVVV:*" names GPUs. */
 static bool fz_match_untracked(const struct fz_ctx *c, const struct fz_match *m)
 {
-	const struct fz_pcifn *f;
 	int i;
 
 	if (m->any_device)
 		return false;
 	for (i = 0; i < c->n_untracked; i++) {
-		f = &c->untracked[i];
-		if (m->by_address ? !strcmp(m->addr, f->addr) :
-		    f->vendor == m->vendor && f->device == m->device &&
-		    (!m->subsystem || (f->subvendor == m->subvendor &&
-				       f->subdevice == m->subdevice)))
+		if (fz_match_dev(m, &c->untracked[i]))
 			return true;
 	}
 	return false;
