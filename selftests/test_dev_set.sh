@@ -14,7 +14,8 @@
 #   - while a VF a rule names is allocated, or open by a VFIO user, the
 #     VFs cannot go (EBUSY naming the VF), and the VFs stay;
 #   - gpuctl dev set disables them (the VF's dev-del-ntf) and enables them
-#     again (the VF back on vfio-pci, reserved), printing the PF;
+#     again (the VF back on vfio-pci, reserved), printing the PF with its
+#     VFS column; gpuctl dev show prints the VF's PF;
 #   - the PF's driver refusing (vfio-pci without enable_sriov) is passed
 #     on with the driver's errno and name, and a driver without
 #     sriov_configure (pci-stub) is named; nothing changes.
@@ -126,8 +127,10 @@ check_tool() {
 	nlmon_mark
 	gpuctl dev set 11:00.0 numvfs 0 >"$TMP/out" 2>&1 || { cat "$TMP/out"; return 1; }
 	cat "$TMP/out"
-	# a header and the PF
-	[ "$(wc -l <"$TMP/out")" = 2 ] && grep -q "^$PF " "$TMP/out" &&
+	# a header and the PF, its VFS 0 of 4 and no PF of its own before NAME
+	[ "$(wc -l <"$TMP/out")" = 2 ] &&
+	head -n 1 "$TMP/out" | grep -Eq ' VFS +PF +NAME$' &&
+	grep -Eq "^$PF .* 0/4 +- +Red Hat" "$TMP/out" &&
 	numvfs_is 0 && [ ! -e "$SYS_PCI/$VF" ] &&
 	nlmon_wait "^dev-del-ntf address=$VF " || return 1
 	nlmon_mark
@@ -141,6 +144,9 @@ check_tool() {
 	nlmon_wait "^dev-add-ntf address=$VF " &&
 	expect_pci_driver "$VF" vfio-pci &&
 	nl_dev_has "$VF" state=reserved || return 1
+	gpuctl dev show "$VF" >"$TMP/out" || return 1
+	cat "$TMP/out"
+	grep -Eq "^$VF .* - +$PF +Red Hat" "$TMP/out" || return 1
 	# the kernel's reason reaches the user
 	if gpuctl dev set 11:00.0 numvfs 9 >"$TMP/out" 2>&1; then
 		cat "$TMP/out"

@@ -27,6 +27,8 @@ enum dev_col {
 	COL_ROOT,
 	COL_ALLOC,
 	COL_HOLDER,
+	COL_VFS,
+	COL_PF,
 	COL_NAME,
 	COL_MAX,
 };
@@ -36,14 +38,14 @@ enum dev_col {
 
 static const char *const col_titles[COL_MAX] = {
 	"ADDRESS", "ROLE", "DRIVER", "STATE", "RULE", "IDS", "GROUP", "NUMA",
-	"ROOT", "ALLOC", "HOLDER", "NAME",
+	"ROOT", "ALLOC", "HOLDER", "VFS", "PF", "NAME",
 };
 
 /* In one-line form (monitor) some values need a word to say what they are */
 static const char *const col_labels[COL_MAX] = {
 	[COL_STATE] = "state ", [COL_RULE] = "rule ", [COL_GROUP] = "group ",
 	[COL_NUMA] = "numa ", [COL_ROOT] = "root ", [COL_ALLOC] = "alloc ",
-	[COL_HOLDER] = "holder ",
+	[COL_HOLDER] = "holder ", [COL_VFS] = "vfs ", [COL_PF] = "pf ",
 };
 
 static void dev_help(FILE *fp)
@@ -275,6 +277,17 @@ static void dev_cell(const struct dev_info *d, enum dev_col col, char *buf,
 	case COL_HOLDER:
 		dev_holder_cell(d, buf, size);
 		break;
+	case COL_VFS:
+		/* an SR-IOV PF's VFs: enabled of total */
+		if (d->sriov_totalvfs)
+			snprintf(buf, size, "%u/%u", d->sriov_numvfs,
+				 d->sriov_totalvfs);
+		else
+			snprintf(buf, size, "-");
+		break;
+	case COL_PF:
+		snprintf(buf, size, "%s", d->has_physfn ? d->physfn : "-");
+		break;
 	default:
 		buf[0] = '\0';
 	}
@@ -431,6 +444,19 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	else
 		print_null(PRINT_JSON, "action", NULL, NULL);
 	dev_holder_print(d, widths);
+	/* on one line (monitor) only where they apply */
+	if (widths || d->sriov_totalvfs) {
+		dev_cell(d, COL_VFS, buf, sizeof(buf));
+		print_string(PRINT_FP, NULL,
+			     col_fmt(fmt, sizeof(fmt), widths, COL_VFS, "%s"),
+			     buf);
+	}
+	if (widths || d->has_physfn) {
+		dev_cell(d, COL_PF, buf, sizeof(buf));
+		print_string(PRINT_FP, NULL,
+			     col_fmt(fmt, sizeof(fmt), widths, COL_PF, "%s"),
+			     buf);
+	}
 
 	pci_vendor_name(d->vendor_id, vendor, sizeof(vendor));
 	pci_device_name(d->vendor_id, d->device_id, device, sizeof(device));

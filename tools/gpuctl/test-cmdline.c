@@ -701,6 +701,22 @@ static void test_dev_output(void)
 	out = render(&d, false);
 	report(strstr(out, "0000:01:00.0 gpu - state free rule - 1234:1111 group - numa 1 ") == out,
 	       "%s", "dev text dashes");
+	/* SR-IOV on one line: a VF names its PF, a PF counts its VFs */
+	report(!!strstr(out, " holder - pf 0000:01:00.0 "), "%s",
+	       "dev text VF's PF");
+	free(out);
+	d.has_physfn = false;
+	d.sriov_totalvfs = 4;
+	d.sriov_numvfs = 2;
+	out = render(&d, false);
+	report(!!strstr(out, " holder - vfs 2/4 ") && !strstr(out, " pf "),
+	       "%s", "dev text PF's VFs");
+	free(out);
+	d.sriov_totalvfs = 0;
+	d.sriov_numvfs = 0;
+	out = render(&d, false);
+	report(!strstr(out, " vfs ") && !strstr(out, " pf "), "%s",
+	       "dev text no SR-IOV, no vfs or pf");
 	free(out);
 
 	/* a u32 where a u16 belongs is a malformed message */
