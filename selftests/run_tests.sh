@@ -100,7 +100,7 @@ c_late="fuzz lifecycle"
 # without a line here or without its "# topology:" line fails.
 shell_minimum="
 test_alloc_hotplug.sh	11
-test_dev_set.sh		6
+test_dev_set.sh		7
 test_golden.sh		7
 test_hotplug.sh		7
 test_lifecycle.sh	7

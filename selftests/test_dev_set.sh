@@ -18,7 +18,10 @@
 #     VFS column; gpuctl dev show prints the VF's PF;
 #   - the PF's driver refusing (vfio-pci without enable_sriov) is passed
 #     on with the driver's errno and name, and a driver without
-#     sriov_configure (pci-stub) is named; nothing changes.
+#     sriov_configure (pci-stub) is named; nothing changes;
+#   - gpuctl apply with "dev PF numvfs N" lines: rules first, then the
+#     counts; idempotent; N to M through 0; a refusal names FILE:LINE and
+#     changes nothing; a failing later line rolls back the earlier ones.
 #
 # Devices of the "full" topology: 11:00.0, QEMU's nvme with SR-IOV (up to 4
 # VFs at 11:00.1-4, each in a group of its own), on nvme; 01:00.0 a GPU.
@@ -51,6 +54,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+untracked() {	# ADDR: gpuctl-nl dev-get fails with ENODEV
+	cmd_fails 'No such device \(errno 19\)' gpuctl-nl dev-get "$1"
+}
+
 numvfs_is() {	# N: the PF has N VFs per sysfs
 	local have
 
@@ -75,7 +82,7 @@ check_setup() {
 	# Untracked: no dev-set, from any client.
 	ynl_set_fails 2 19 "no such device" || return 1
 	cmd_fails 'No such device \(errno 19\)' gpuctl-nl dev-set "$PF" 2 &&
-	numvfs_is 0 || return 1
+	untracked "$PF" && numvfs_is 0 || return 1
 	# Named without take: tracked, held by nvme.
 	nl_rule_new "$PF" || return 1
 	PF_RULE=$RULE
@@ -180,13 +187,61 @@ check_driver_refuses() {
 	nl_rule_del "$PF_RULE"
 }
 
+# gpuctl apply: the file's rules first (one makes the PF tracked), then its
+# VF count; a second run changes nothing; a new count goes through 0; a
+# count the kernel refuses names its line and changes nothing; a later
+# line that fails rolls back the counts before it.
+check_apply() {
+	local conf=$TMP/gpuctl.conf rc=0
+
+	nl_rules_cleanup
+	expect_pci_driver "$PF" nvme 30 && numvfs_is 0 || return 1
+	untracked "$PF" || return 1
+	printf '# the PF, a VF to hand out, its VFs\nreserve %s\nreserve %s\ndev %s numvfs 2\n' \
+		"$PF" "$VF" "${PF#0000:}" >"$conf"
+	run_captured "$TMP/out" "$TMP/err" gpuctl -j apply "$conf" || return 1
+	# shellcheck disable=SC2016 # jq code, not shell
+	json_check --arg pf "$PF" --arg vf "$VF" '[.rules[].match] == [$pf, $vf] and
+		.vfs == [{"address": $pf, "numvfs": 2, "was": 0}]' "$TMP/out" &&
+	numvfs_is 2 && expect_pci_driver "$VF" vfio-pci || return 1
+
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" || return 1
+	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] && numvfs_is 2 || return 1
+
+	sed -i 's/numvfs 2$/numvfs 3/' "$conf"
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" || return 1
+	grep -qx "dev $PF numvfs 3 (was 2)" "$TMP/out" && numvfs_is 3 &&
+	expect_pci_driver "$VF" vfio-pci || return 1
+
+	nl_alloc_new owner "$OWNER" device "$VF" || return 1
+	sed -i 's/numvfs 3$/numvfs 1/' "$conf"
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" || rc=$?
+	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] &&
+	grep -q "VF $VF of $PF is allocated to $ALLOC" "$TMP/err" &&
+	grep -qx "$conf:4: cannot set 1 VFs on $PF" "$TMP/err" &&
+	numvfs_is 3 && nl_dev_has "$VF" "allocation=$ALLOC" || return 1
+	nl_alloc_del "$ALLOC" || return 1
+
+	# 3 to 2 goes through, then the GPU (no PF) fails: back to 3
+	sed -i 's/numvfs 1$/numvfs 2/' "$conf"
+	echo "dev $GPU numvfs 1" >>"$conf"
+	rc=0
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" || rc=$?
+	[ "$rc" = 2 ] && [ ! -s "$TMP/out" ] &&
+	grep -q "$GPU is not an SR-IOV PF" "$TMP/err" &&
+	grep -qx "$conf:5: cannot set 1 VFs on $GPU, rolling back" "$TMP/err" &&
+	numvfs_is 3 && expect_pci_driver "$VF" vfio-pci
+}
+
 gpuctl_load || exit 1
 ktap_header
-ktap_plan 6
+ktap_plan 7
 ktap_run_stage "$PF untracked: dev-set ENODEV; named by a rule, tracked" check_setup
 ktap_run_stage "no PF, too many VFs, no number: refused, nothing changed" check_refused
 ktap_run_stage "YNL dev-set 2: sysfs and the PF's event agree; 2 to 3 is EBUSY" check_enable
 ktap_run_stage "$VF allocated, then open: the VFs cannot go (EBUSY)" check_vf_in_use
 ktap_run_stage "gpuctl dev set: VFs off and on, $VF back reserved" check_tool
 ktap_run_stage "the PF's driver refuses, or has no sriov_configure" check_driver_refuses
+ktap_run_stage "gpuctl apply: rules, then VF counts; again a no-op; refusal and rollback" \
+	check_apply
 ktap_finished

@@ -496,10 +496,11 @@ static int ledger_add(struct ledger *ledger, int kind,
 	return 0;
 }
 
-/* One line into @ledger; the message in @err when it is wrong */
-static int ledger_take(struct ledger *ledger, char *line, unsigned int lineno,
-		       char *err, size_t errsz)
+/* One line into the ledger @ctx; the message in @err when it is wrong */
+static int ledger_take(void *ctx, char *line, unsigned int lineno, char *err,
+		       size_t errsz)
 {
+	struct ledger *ledger = ctx;
 	struct alloc_spec s;
 	struct limit_spec l;
 	const char *clash;
@@ -533,40 +534,10 @@ static int ledger_take(struct ledger *ledger, char *line, unsigned int lineno,
  */
 int ledger_file_parse(FILE *fp, const char *name, struct ledger *ledger)
 {
-	char err[ALLOC_ERR_BUFSZ];
-	unsigned int lineno = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	int ret = 0, r;
-	ssize_t len;
+	int ret;
 
 	memset(ledger, 0, sizeof(*ledger));
-	while ((len = getline(&line, &cap, fp)) >= 0) {
-		lineno++;
-		if (len > LEDGER_LINE_MAX || strlen(line) != (size_t)len) {
-			fprintf(stderr, "%s:%u: %s\n", name, lineno,
-				len > LEDGER_LINE_MAX ? "line too long" :
-				"NUL byte in line");
-			ret = -EINVAL;
-			continue;
-		}
-		r = ledger_take(ledger, line, lineno, err, sizeof(err));
-		if (r == -ENOMEM) {
-			ret = r;
-			break;
-		}
-		if (r < 0) {
-			fprintf(stderr, "%s:%u: %s\n", name, lineno, err);
-			ret = -EINVAL;
-		}
-	}
-	if (!ret && ferror(fp)) {
-		ret = -EIO;
-		fprintf(stderr, "%s: read error\n", name);
-	} else if (ret == -ENOMEM) {
-		fprintf(stderr, "%s: %s\n", name, strerror(-ret));
-	}
-	free(line);
+	ret = file_lines_read(fp, name, LEDGER_LINE_MAX, ledger_take, ledger);
 	if (ret)
 		ledger_free(ledger);
 	return ret;

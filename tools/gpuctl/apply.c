@@ -2,18 +2,22 @@
 /*
  * Copyright (C) 2025 The gpuctl authors
  *
- * gpuctl apply: load the rules of /etc/gpuctl/gpuctl.conf into the module,
- * as gpuctl.service does at boot, or turn them into the modprobe.d line
- * that the initramfs hook installs. Either the whole file applies or
- * nothing changes, and applying it twice changes nothing the second time.
+ * gpuctl apply: load the rules of /etc/gpuctl/gpuctl.conf into the module
+ * and give its PFs the VF counts it declares, as gpuctl.service does at
+ * boot, or turn its rules into the modprobe.d line that the initramfs hook
+ * installs. Either the whole file applies or nothing changes, and applying
+ * it twice changes nothing the second time.
  */
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/gpuctl.h>
 
+#include "conf.h"
 #include "gpuctl.h"
+#include "json_print.h"
 
 #define APPLY_CONF_DEFAULT "/etc/gpuctl/gpuctl.conf"
 
@@ -114,13 +118,106 @@ static int apply_rollback(struct nl_ctx *nl, const struct nl_list *added)
 	return ret;
 }
 
-static int apply_rules(struct gpuctl *g, const char *file,
-		       const struct rule_set *set)
+/* A VF count this run changed: to print, and to undo on failure */
+struct vfs_done {
+	const struct vfs_spec *spec;
+	u16 was;
+};
+
+/*
+ * @addr from @from VFs to @to. A PF that has VFs goes to 0 first, as the
+ * kernel wants; when the second step fails, the PF gets @from back.
+ */
+static int vfs_change(struct nl_ctx *nl, const char *addr, u16 from, u16 to)
 {
+	int ret;
+
+	if (from && to) {
+		ret = dev_set_numvfs(nl, addr, 0);
+		if (ret)
+			return ret;
+	}
+	ret = dev_set_numvfs(nl, addr, to);
+	if (ret && from && to && dev_set_numvfs(nl, addr, from))
+		fprintf(stderr, "gpuctl: apply: cannot give %s its %u VFs back\n",
+			addr, from);
+	return ret;
+}
+
+/* Undo what apply_vfs() changed, last first */
+static void vfs_rollback(struct nl_ctx *nl, const struct vfs_done *done,
+			 size_t n)
+{
+	while (n-- > 0) {
+		if (!vfs_change(nl, done[n].spec->address,
+				done[n].spec->numvfs, done[n].was))
+			continue;
+		fprintf(stderr, "gpuctl: apply: cannot roll back %s to %u VFs\n",
+			done[n].spec->address, done[n].was);
+	}
+}
+
+/*
+ * The file's VF counts, in file order, after its rules: a rule may be
+ * what makes a PF tracked. Those already right are left alone. Return:
+ * NULL, or the line that failed; *@n_done tells what changed before it.
+ */
+static const struct vfs_spec *apply_vfs(struct nl_ctx *nl,
+					const struct conf *conf,
+					struct vfs_done *done, size_t *n_done)
+{
+	const struct vfs_spec *v;
+	struct dev_info d;
+	size_t i;
+
+	*n_done = 0;
+	for (i = 0; i < conf->n_vfs; i++) {
+		v = &conf->vfs[i];
+		if (dev_get(nl, v->address, &d))
+			return v;
+		if (d.sriov_numvfs == v->numvfs)
+			continue;
+		if (vfs_change(nl, v->address, d.sriov_numvfs, v->numvfs))
+			return v;
+		done[*n_done].spec = v;
+		done[(*n_done)++].was = d.sriov_numvfs;
+	}
+	return NULL;
+}
+
+/* What this run changed: {"rules":[...],"vfs":[...]} */
+static void apply_print(const struct nl_list *added,
+			const struct vfs_done *done, size_t n)
+{
+	size_t i;
+
+	new_json_obj();
+	reserve_rules_print(added, RULE_FORM_ADDED);
+	open_json_array(PRINT_JSON, "vfs");
+	for (i = 0; i < n; i++) {
+		open_json_object(NULL);
+		print_string(PRINT_ANY, "address", "dev %s ",
+			     done[i].spec->address);
+		print_uint(PRINT_ANY, "numvfs", "numvfs %u ",
+			   done[i].spec->numvfs);
+		print_uint(PRINT_ANY, "was", "(was %u)", done[i].was);
+		close_json_object();
+		print_nl();
+	}
+	close_json_array(PRINT_JSON, NULL);
+	delete_json_obj();
+}
+
+static int apply_kernel(struct gpuctl *g, const char *file,
+			const struct conf *conf)
+{
+	const struct rule_set *set = &conf->rules;
+	const struct vfs_spec *failed;
+	struct vfs_done *done = NULL;
 	struct nl_list have, added;
 	const struct rule_spec *r;
 	struct nl_ctx *nl;
-	size_t i;
+	size_t i, n_done;
 	int ret;
 
 	ret = gpuctl_nl(g, &nl);
@@ -128,6 +225,12 @@ static int apply_rules(struct gpuctl *g, const char *file,
 		return ret;
 	reserve_list_init(&have);
 	reserve_list_init(&added);
+	done = calloc(conf->n_vfs ? conf->n_vfs : 1, sizeof(*done));
+	if (!done) {
+		fprintf(stderr, "gpuctl: out of memory\n");
+		ret = EXIT_KERNEL;
+		goto out;
+	}
 	if (reserve_dump(nl, &have)) {
 		fprintf(stderr, "gpuctl: apply: cannot read the kernel's rules\n");
 		ret = EXIT_KERNEL;
@@ -151,8 +254,19 @@ static int apply_rules(struct gpuctl *g, const char *file,
 			goto out;
 		}
 	}
-	reserve_list_print(&added, RULE_FORM_ADDED);
+	failed = apply_vfs(nl, conf, done, &n_done);
+	if (failed) {
+		fprintf(stderr, "%s:%u: cannot set %u VFs on %s%s\n", file,
+			failed->line, failed->numvfs, failed->address,
+			added.n || n_done ? ", rolling back" : "");
+		vfs_rollback(nl, done, n_done);
+		apply_rollback(nl, &added);
+		ret = EXIT_KERNEL;
+		goto out;
+	}
+	apply_print(&added, done, n_done);
 out:
+	free(done);
 	nl_list_free(&added);
 	nl_list_free(&have);
 	return ret;
@@ -173,7 +287,7 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 {
 	enum apply_mode mode = APPLY_KERNEL;
 	const char *file = APPLY_CONF_DEFAULT;
-	struct rule_set set;
+	struct conf conf;
 	FILE *fp;
 	int ret;
 
@@ -196,7 +310,7 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 		fprintf(stderr, "gpuctl: %s: %s\n", file, strerror(errno));
 		return EXIT_USAGE;
 	}
-	ret = rule_file_parse(fp, file, &set);
+	ret = conf_file_parse(fp, file, &conf);
 	fclose(fp);
 	if (ret)
 		return EXIT_USAGE;
@@ -207,7 +321,7 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 		break;
 	case APPLY_MODPROBE:
 		/* the initramfs hook must not install half a line */
-		rule_modprobe_print(stdout, &set);
+		rule_modprobe_print(stdout, &conf.rules);
 		ret = EXIT_OK;
 		if (fflush(stdout) || ferror(stdout)) {
 			perror("gpuctl: apply: write");
@@ -215,8 +329,8 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 		}
 		break;
 	default:
-		ret = apply_rules(g, file, &set);
+		ret = apply_kernel(g, file, &conf);
 	}
-	rule_set_free(&set);
+	conf_free(&conf);
 	return ret;
 }

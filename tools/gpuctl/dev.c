@@ -680,12 +680,59 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
 	return dev_show(nl, addr);
 }
 
+/**
+ * dev_get() - one tracked device
+ * @nl: an open socket
+ * @addr: its address, canonical
+ * @d: filled
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d)
+{
+	struct nl_list list = { .size = sizeof(struct dev_info),
+				.parse = dev_parse };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
+	ret = nl_collect(nl, nlh, &list);
+	if (!ret && list.n != 1)
+		ret = -EPROTO;
+	if (!ret)
+		*d = *(const struct dev_info *)list.v;
+	nl_list_free(&list);
+	return ret;
+}
+
+/**
+ * dev_set_numvfs() - dev-set: the number of VFs a tracked PF is to have
+ * @nl: an open socket
+ * @addr: the PF's address, canonical
+ * @numvfs: the number
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int dev_set_numvfs(struct nl_ctx *nl, const char *addr, u16 numvfs)
+{
+	struct nl_list list = { .size = sizeof(struct dev_info),
+				.parse = dev_parse };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_SET, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
+	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SRIOV_NUMVFS, numvfs);
+	ret = nl_collect(nl, nlh, &list);
+	nl_list_free(&list);
+	return ret;
+}
+
 /* gpuctl dev set DEV numvfs NUM: then shows the device as it is now. */
 static int cmd_dev_set(struct gpuctl *g, struct args *a)
 {
 	char addr[ADDR_BUFSZ];
-	struct nlmsghdr *nlh;
-	struct nl_list list;
 	struct nl_ctx *nl;
 	const char *arg;
 	u32 numvfs;
@@ -725,14 +772,7 @@ static int cmd_dev_set(struct gpuctl *g, struct args *a)
 	ret = gpuctl_nl(g, &nl);
 	if (ret)
 		return ret;
-	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_SET, false);
-	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
-	mnl_attr_put_u16(nlh, GPUCTL_A_DEV_SRIOV_NUMVFS, numvfs);
-	list = (struct nl_list){ .size = sizeof(struct dev_info),
-				 .parse = dev_parse };
-	ret = nl_collect(nl, nlh, &list);
-	nl_list_free(&list);
-	if (ret) {
+	if (dev_set_numvfs(nl, addr, numvfs)) {
 		fprintf(stderr, "gpuctl: cannot set %u VFs on %s\n", numvfs,
 			addr);
 		return EXIT_KERNEL;

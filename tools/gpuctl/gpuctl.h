@@ -112,6 +112,8 @@ struct dev_info {
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
 void dev_info_print(const struct dev_info *d, const int *widths);
+int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d);
+int dev_set_numvfs(struct nl_ctx *nl, const char *addr, u16 numvfs);
 
 /* A rule as the kernel describes it, shared by reserve, apply and monitor */
 struct rule_info {
@@ -143,6 +145,7 @@ int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
 int reserve_del(struct nl_ctx *nl, u32 id, const char *match);
 int reserve_dump(struct nl_ctx *nl, struct nl_list *list);
 void reserve_list_print(const struct nl_list *list, enum rule_form form);
+void reserve_rules_print(const struct nl_list *list, enum rule_form form);
 
 /* An allocation as the kernel describes it, for alloc, save and monitor */
 struct alloc_info {

@@ -255,10 +255,23 @@ int reserve_dump(struct nl_ctx *nl, struct nl_list *list)
  */
 void reserve_list_print(const struct nl_list *list, enum rule_form form)
 {
+	new_json_obj();
+	reserve_rules_print(list, form);
+	delete_json_obj();
+}
+
+/**
+ * reserve_rules_print() - the "rules" array of reserve_list_print()
+ * @list: rules from reserve_new() or reserve_dump()
+ * @form: as for reserve_list_print()
+ *
+ * For output that has more than rules in its JSON object (apply).
+ */
+void reserve_rules_print(const struct nl_list *list, enum rule_form form)
+{
 	const struct rule_info *v = list->v;
 	size_t i, j;
 
-	new_json_obj();
 	open_json_array(PRINT_JSON, "rules");
 	for (i = 0; i < list->n; i++) {
 		open_json_object(NULL);
@@ -267,7 +280,6 @@ void reserve_list_print(const struct nl_list *list, enum rule_form form)
 		print_nl();
 	}
 	close_json_array(PRINT_JSON, NULL);
-	delete_json_obj();
 
 	if (form != RULE_FORM_ADDED || is_json_context())
 		return;

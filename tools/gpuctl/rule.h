@@ -36,9 +36,6 @@ int rule_match_parse(const char *arg, char *out, size_t size);
 int rule_ids_parse(const char *arg, char *out, size_t size);
 int rule_args_parse(struct args *a, struct rule_spec *r, char *err,
 		    size_t errsz);
-int rule_line_parse(char *line, struct rule_spec *r, char *err,
-		    size_t errsz);
-int rule_file_parse(FILE *fp, const char *name, struct rule_set *set);
 void rule_set_free(struct rule_set *set);
 const char *rule_driver(const struct rule_spec *r);
 int rule_param_format(const struct rule_spec *r, char *buf, size_t size);

@@ -15,6 +15,7 @@
 #include <linux/genetlink.h>
 #include <linux/gpuctl.h>
 
+#include "conf.h"
 #include "gpuctl.h"
 #include "json_print.h"
 #include "test-cmdline.h"
@@ -76,9 +77,9 @@ static const struct {
 	  1, "1234:1111:1af4:1100@nvgrace_gpu_vfio_pci+force+take" },
 	{ "reserve", -1, "missing MATCH" },
 	{ "reserve # 01:00.0", -1, "missing MATCH" },
-	{ "reserv 01:00.0", -1, "unknown keyword \"reserv\", expected \"reserve\"" },
-	{ "RESERVE 01:00.0", -1, "unknown keyword \"RESERVE\", expected \"reserve\"" },
-	{ "01:00.0", -1, "unknown keyword \"01:00.0\", expected \"reserve\"" },
+	{ "reserv 01:00.0", -1, "unknown keyword \"reserv\", expected \"reserve\" or \"dev\"" },
+	{ "RESERVE 01:00.0", -1, "unknown keyword \"RESERVE\", expected \"reserve\" or \"dev\"" },
+	{ "01:00.0", -1, "unknown keyword \"01:00.0\", expected \"reserve\" or \"dev\"" },
 	{ "reserve 10de:233", -1, "invalid match \"10de:233\", " MATCH_FORMS },
 	{ "reserve 01:00.0 driver", -1, "\"driver\" needs a driver name" },
 	{ "reserve 01:00.0 driver nouveau", -1,
@@ -96,6 +97,23 @@ static const struct {
 	{ "reserve 01:00.0 01:00.1", -1, "unexpected argument \"01:00.1\"" },
 	{ "reserve 01:00.0 a b c d e f g h i j k l m n o", -1,
 	  "too many words" },
+	/* dev lines print as "ADDRESS NUMVFS" here */
+	{ "dev 41:00.0 numvfs 4", 2, "0000:41:00.0 4" },
+	{ "  dev\t0000:41:00.0 numvfs 0 # off", 2, "0000:41:00.0 0" },
+	{ "dev ABCD:EF:1F.7 numvfs 65535", 2, "abcd:ef:1f.7 65535" },
+	{ "dev", -1, "missing DEV" },
+	{ "dev 41:00 numvfs 4", -1,
+	  "invalid PCI address \"41:00\", expected DDDD:BB:DD.F or BB:DD.F" },
+	{ "dev 41:00.0", -1, "expected \"numvfs NUM\" after 0000:41:00.0" },
+	{ "dev 41:00.0 vfs 4", -1,
+	  "expected \"numvfs NUM\" after 0000:41:00.0" },
+	{ "dev 41:00.0 numvfs", -1, "numvfs takes a number from 0 to 65535" },
+	{ "dev 41:00.0 numvfs 65536", -1,
+	  "numvfs takes a number from 0 to 65535" },
+	{ "dev 41:00.0 numvfs -1", -1, "numvfs takes a number from 0 to 65535" },
+	{ "dev 41:00.0 numvfs 4 4", -1, "unexpected argument \"4\"" },
+	{ "DEV 41:00.0 numvfs 4", -1,
+	  "unknown keyword \"DEV\", expected \"reserve\" or \"dev\"" },
 };
 
 static void test_match(void)
@@ -116,17 +134,20 @@ static void test_match(void)
 static void test_lines(void)
 {
 	char err[RULE_ERR_BUFSZ], got[RULE_ERR_BUFSZ], what[128], *line;
-	struct rule_spec r;
+	struct conf_line cl;
 	size_t i;
 	int rc;
 
 	for (i = 0; i < ARRAY_SIZE(line_cases); i++) {
 		line = strdup(line_cases[i].line);
 		err[0] = '\0';
-		rc = rule_line_parse(line, &r, err, sizeof(err));
+		rc = conf_line_parse(line, &cl, err, sizeof(err));
 		got[0] = '\0';
-		if (rc == 1)
-			rule_param_format(&r, got, sizeof(got));
+		if (rc == CONF_RULE)
+			rule_param_format(&cl.rule, got, sizeof(got));
+		else if (rc == CONF_VFS)
+			snprintf(got, sizeof(got), "%s %u", cl.vfs.address,
+				 cl.vfs.numvfs);
 		else if (rc < 0)
 			snprintf(got, sizeof(got), "%s", err);
 		snprintf(what, sizeof(what), "config line \"%s\"",
@@ -178,11 +199,25 @@ static const struct {
 	  "reserve 04:00.0 bogus\n"
 	  "reserve 05:00.0\n",
 	  "modprobe", 1, "",
-	  "FILE:2: unknown keyword \"reserv\", expected \"reserve\"\n"
+	  "FILE:2: unknown keyword \"reserv\", expected \"reserve\" or \"dev\"\n"
 	  "FILE:3: invalid match \"10de:233\", " MATCH_FORMS "\n"
 	  "FILE:4: driver nouveau is not a VFIO driver\n"
 	  "FILE:5: a rule for 0000:01:00.0 is already on line 1\n"
 	  "FILE:6: unexpected argument \"bogus\"\n" },
+	{ "file: dev lines are not for the initramfs",
+	  "reserve 0000:41:00.0\n"
+	  "dev 41:00.0 numvfs 4\n"
+	  "reserve 0000:41:00.4\n",
+	  "modprobe", 0,
+	  "options gpuctl reserve=0000:41:00.0,0000:41:00.4\n", "" },
+	{ "file: dev lines checked",
+	  "dev 41:00.0 numvfs 4\n"
+	  "dev 41:00.0 numvfs 2\n"
+	  "dev 42:00.0 numvfs x\n"
+	  "dev 0000:43:00.0 numvfs 0\n",
+	  "check", 1, "",
+	  "FILE:2: numvfs for 0000:41:00.0 is already on line 1\n"
+	  "FILE:3: numvfs takes a number from 0 to 65535\n" },
 	{ "file: same ids in other case are the same rule",
 	  "reserve 10de:*\nreserve 10DE:*\n", "check", 1, "",
 	  "FILE:2: a rule for 10de:* is already on line 1\n" },

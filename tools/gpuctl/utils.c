@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pci/pci.h>
 #include <linux/gpuctl.h>
 
@@ -362,4 +363,61 @@ void pci_names_cleanup(void)
 	if (pacc)
 		pci_cleanup(pacc);
 	pacc = NULL;
+}
+
+/**
+ * file_lines_read() - hand each line of a text file to @take
+ * @fp: the file
+ * @name: its name, for the messages
+ * @max_len: a longer line is an error, not two lines
+ * @take: gets each line (with its newline) and its number, and returns 0,
+ *	-ENOMEM to stop, or another negative errno with its message in @err
+ * @ctx: for @take
+ *
+ * Every error is printed as "FILE:LINE: message", and the whole file is
+ * read, so that one run shows every mistake.
+ *
+ * Return: 0, -EINVAL when a line was wrong, or another negative errno
+ * (printed) when the file could not be read.
+ */
+int file_lines_read(FILE *fp, const char *name, size_t max_len,
+		    int (*take)(void *ctx, char *line, unsigned int lineno,
+				char *err, size_t errsz),
+		    void *ctx)
+{
+	char err[LINE_ERR_BUFSZ];
+	unsigned int lineno = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0, r;
+	ssize_t len;
+
+	while ((len = getline(&line, &cap, fp)) >= 0) {
+		lineno++;
+		if ((size_t)len > max_len || strlen(line) != (size_t)len) {
+			fprintf(stderr, "%s:%u: %s\n", name, lineno,
+				(size_t)len > max_len ? "line too long" :
+				"NUL byte in line");
+			ret = -EINVAL;
+			continue;
+		}
+		err[0] = '\0';
+		r = take(ctx, line, lineno, err, sizeof(err));
+		if (r == -ENOMEM) {
+			ret = r;
+			break;
+		}
+		if (r < 0) {
+			fprintf(stderr, "%s:%u: %s\n", name, lineno, err);
+			ret = -EINVAL;
+		}
+	}
+	if (!ret && ferror(fp)) {
+		ret = -EIO;
+		fprintf(stderr, "%s: read error\n", name);
+	} else if (ret == -ENOMEM) {
+		fprintf(stderr, "%s: %s\n", name, strerror(-ret));
+	}
+	free(line);
+	return ret;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/types.h>
 
@@ -73,5 +74,13 @@ const char *ntf_label(u8 cmd);
 const char *pci_vendor_name(u16 vendor, char *buf, size_t size);
 const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size);
 void pci_names_cleanup(void);
+
+/* The longest message about one line of a file */
+#define LINE_ERR_BUFSZ 256
+
+int file_lines_read(FILE *fp, const char *name, size_t max_len,
+		    int (*take)(void *ctx, char *line, unsigned int lineno,
+				char *err, size_t errsz),
+		    void *ctx);
 
 #endif /* _GPUCTL_UTILS_H */

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors
+ *
+ * The config file (/etc/gpuctl/gpuctl.conf) as text: each line is a
+ * command of the tool without the tool's verb, "reserve MATCH ..." as
+ * "gpuctl reserve add" takes it, "dev DEV numvfs NUM" as "gpuctl dev set"
+ * does. gpuctl apply and its tests read files only through here.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "gpuctl.h"
+
+/* A config line longer than this is an error, not two lines */
+#define CONF_LINE_MAX 1024
+#define CONF_WORDS_MAX 16
+
+static int __attribute__((format(printf, 3, 4)))
+conf_err(char *err, size_t errsz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* "DEV numvfs NUM", all of @a */
+static int conf_vfs_parse(struct args *a, struct vfs_spec *v, char *err,
+			  size_t errsz)
+{
+	const char *arg;
+	u32 n;
+
+	memset(v, 0, sizeof(*v));
+	arg = args_next(a);
+	if (!arg)
+		return conf_err(err, errsz, "missing DEV");
+	if (parse_pci_address(arg, v->address, sizeof(v->address)))
+		return conf_err(err, errsz,
+				"invalid PCI address \"%s\", expected DDDD:BB:DD.F or BB:DD.F",
+				arg);
+	arg = args_next(a);
+	if (!arg || strcmp(arg, "numvfs"))
+		return conf_err(err, errsz,
+				"expected \"numvfs NUM\" after %s", v->address);
+	arg = args_next(a);
+	if (!arg || parse_u32(arg, &n) || n > UINT16_MAX)
+		return conf_err(err, errsz,
+				"numvfs takes a number from 0 to 65535");
+	v->numvfs = n;
+	arg = args_next(a);
+	if (arg)
+		return conf_err(err, errsz, "unexpected argument \"%s\"", arg);
+	return 0;
+}
+
+/**
+ * conf_line_parse() - read one line of the config file
+ * @line: the line, cut into words in place; "#" starts a comment
+ * @cl: what the line declares, when it declares something
+ * @err: the reason, when the line is wrong
+ * @errsz: size of @err
+ *
+ * Return: enum conf_kind, or -EINVAL with @err set.
+ */
+int conf_line_parse(char *line, struct conf_line *cl, char *err,
+		    size_t errsz)
+{
+	char *words[CONF_WORDS_MAX];
+	struct args a = { .argv = words };
+	char *tok, *save = NULL;
+	const char *verb;
+
+	line[strcspn(line, "#")] = '\0';
+	for (tok = strtok_r(line, " \t\r\n\v\f", &save); tok;
+	     tok = strtok_r(NULL, " \t\r\n\v\f", &save)) {
+		if (a.argc == CONF_WORDS_MAX)
+			return conf_err(err, errsz, "too many words");
+		words[a.argc++] = tok;
+	}
+	if (!a.argc)
+		return CONF_BLANK;
+	verb = args_next(&a);
+	if (!strcmp(verb, "reserve"))
+		return rule_args_parse(&a, &cl->rule, err, errsz) ? -EINVAL :
+								      CONF_RULE;
+	if (!strcmp(verb, "dev"))
+		return conf_vfs_parse(&a, &cl->vfs, err, errsz) ? -EINVAL :
+								   CONF_VFS;
+	return conf_err(err, errsz,
+			"unknown keyword \"%s\", expected \"reserve\" or \"dev\"",
+			verb);
+}
+
+static int conf_add_rule(struct conf *conf, const struct rule_spec *r,
+			 char *err, size_t errsz)
+{
+	struct rule_spec *v;
+	size_t i;
+
+	for (i = 0; i < conf->rules.n; i++) {
+		if (!strcmp(conf->rules.v[i].match, r->match))
+			return conf_err(err, errsz,
+					"a rule for %s is already on line %u",
+					r->match, conf->rules.v[i].line);
+	}
+	v = realloc(conf->rules.v, (conf->rules.n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	conf->rules.v = v;
+	conf->rules.v[conf->rules.n++] = *r;
+	return 0;
+}
+
+static int conf_add_vfs(struct conf *conf, const struct vfs_spec *s,
+			char *err, size_t errsz)
+{
+	struct vfs_spec *v;
+	size_t i;
+
+	for (i = 0; i < conf->n_vfs; i++) {
+		if (!strcmp(conf->vfs[i].address, s->address))
+			return conf_err(err, errsz,
+					"numvfs for %s is already on line %u",
+					s->address, conf->vfs[i].line);
+	}
+	v = realloc(conf->vfs, (conf->n_vfs + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	conf->vfs = v;
+	conf->vfs[conf->n_vfs++] = *s;
+	return 0;
+}
+
+/* One line into the conf @ctx; the message in @err when it is wrong */
+static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
+		     size_t errsz)
+{
+	struct conf_line cl;
+
+	switch (conf_line_parse(line, &cl, err, errsz)) {
+	case CONF_BLANK:
+		return 0;
+	case CONF_RULE:
+		cl.rule.line = lineno;
+		return conf_add_rule(ctx, &cl.rule, err, errsz);
+	case CONF_VFS:
+		cl.vfs.line = lineno;
+		return conf_add_vfs(ctx, &cl.vfs, err, errsz);
+	default:
+		return -EINVAL;
+	}
+}
+
+/**
+ * conf_file_parse() - read a whole config file
+ * @fp: the file
+ * @name: its name, for the messages
+ * @conf: filled with what the file declares; empty on error
+ *
+ * Every error is printed as "FILE:LINE: message", and the whole file is
+ * read, so that one run shows every mistake. A second rule for the same
+ * match, or a second numvfs for the same device, is an error.
+ *
+ * Return: 0, -EINVAL when the file has errors, or another negative errno
+ * (printed) when it could not be read.
+ */
+int conf_file_parse(FILE *fp, const char *name, struct conf *conf)
+{
+	int ret;
+
+	memset(conf, 0, sizeof(*conf));
+	ret = file_lines_read(fp, name, CONF_LINE_MAX, conf_take, conf);
+	if (ret)
+		conf_free(conf);
+	return ret;
+}
+
+void conf_free(struct conf *conf)
+{
+	rule_set_free(&conf->rules);
+	free(conf->vfs);
+	conf->vfs = NULL;
+	conf->n_vfs = 0;
+}
