@@ -193,7 +193,8 @@ static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
 }
 
 /*
- * The checks before the change. Allocations and opens count only on VFs
+ * The checks before the change: a PF, and a count it supports. Then
+ * (gpuctl_sriov_busy()) allocations and opens, which count only on VFs
  * gpuctl tracks: an untracked VF in use makes disabling wait for its user,
  * as a write to sriov_numvfs would.
  */
@@ -202,7 +203,6 @@ static int gpuctl_sriov_check(struct genl_info *info, struct pci_dev *pf,
 {
 	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
 	const char *name = pci_name(pf);
-	const struct gpuctl_dev *vf;
 	int total;
 
 	if (!pf->is_physfn) {
@@ -217,6 +217,16 @@ static int gpuctl_sriov_check(struct genl_info *info, struct pci_dev *pf,
 				       total, want);
 		return -ERANGE;
 	}
+	return 0;
+}
+
+/* Whether anything gpuctl sees stands in the way of a change. */
+static int gpuctl_sriov_busy(struct genl_info *info, struct pci_dev *pf)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
+	const char *name = pci_name(pf);
+	const struct gpuctl_dev *vf;
+
 	if (gpuctl_sriov_changing(pf)) {
 		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
 				       "%s is changing its VFs already", name);
@@ -261,6 +271,16 @@ int gpuctl_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	want = nla_get_u16(info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS]);
 
 	ret = gpuctl_sriov_check(info, dev->pdev, want);
+	if (ret)
+		return ret;
+	/*
+	 * The count it has already: nothing to change, nothing to refuse
+	 * (gpuctl apply's second run). A sysfs write racing this unlocked
+	 * read is ordered after it.
+	 */
+	if (want == pci_num_vf(dev->pdev))
+		return 0;
+	ret = gpuctl_sriov_busy(info, dev->pdev);
 	if (ret)
 		return ret;
 
