@@ -31,21 +31,23 @@ conf_err(char *err, size_t errsz, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* "DEV numvfs NUM", all of @a */
-static int conf_vfs_parse(struct args *a, struct vfs_spec *v, char *err,
-			  size_t errsz)
+/**
+ * vfs_numvfs_parse() - read "numvfs NUM" after a PF's address
+ * @a: the words after the address; all of them are used
+ * @v: has the address; gets the number
+ * @err: the reason, when @a is wrong
+ * @errsz: size of @err
+ *
+ * Shared by "gpuctl dev set" and the config file's "dev" lines.
+ *
+ * Return: 0, or -EINVAL with @err set.
+ */
+int vfs_numvfs_parse(struct args *a, struct vfs_spec *v, char *err,
+		     size_t errsz)
 {
 	const char *arg;
 	u32 n;
 
-	memset(v, 0, sizeof(*v));
-	arg = args_next(a);
-	if (!arg)
-		return conf_err(err, errsz, "missing DEV");
-	if (parse_pci_address(arg, v->address, sizeof(v->address)))
-		return conf_err(err, errsz,
-				"invalid PCI address \"%s\", expected DDDD:BB:DD.F or BB:DD.F",
-				arg);
 	arg = args_next(a);
 	if (!arg || strcmp(arg, "numvfs"))
 		return conf_err(err, errsz,
@@ -59,6 +61,23 @@ static int conf_vfs_parse(struct args *a, struct vfs_spec *v, char *err,
 	if (arg)
 		return conf_err(err, errsz, "unexpected argument \"%s\"", arg);
 	return 0;
+}
+
+/* "DEV numvfs NUM", all of @a */
+static int conf_vfs_parse(struct args *a, struct vfs_spec *v, char *err,
+			  size_t errsz)
+{
+	const char *arg;
+
+	memset(v, 0, sizeof(*v));
+	arg = args_next(a);
+	if (!arg)
+		return conf_err(err, errsz, "missing DEV");
+	if (parse_pci_address(arg, v->address, sizeof(v->address)))
+		return conf_err(err, errsz,
+				"invalid PCI address \"%s\", expected DDDD:BB:DD.F or BB:DD.F",
+				arg);
+	return vfs_numvfs_parse(a, v, err, errsz);
 }
 
 /**

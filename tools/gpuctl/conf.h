@@ -36,6 +36,8 @@ struct conf_line {
 	struct vfs_spec vfs;		/* CONF_VFS */
 };
 
+int vfs_numvfs_parse(struct args *a, struct vfs_spec *v, char *err,
+		     size_t errsz);
 int conf_line_parse(char *line, struct conf_line *cl, char *err,
 		    size_t errsz);
 int conf_file_parse(FILE *fp, const char *name, struct conf *conf);

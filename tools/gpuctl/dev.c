@@ -12,6 +12,7 @@
 #include <linux/genetlink.h>
 #include <linux/gpuctl.h>
 
+#include "conf.h"
 #include "gpuctl.h"
 #include "json_print.h"
 
@@ -732,10 +733,10 @@ int dev_set_numvfs(struct nl_ctx *nl, const char *addr, u16 numvfs)
 /* gpuctl dev set DEV numvfs NUM: then shows the device as it is now. */
 static int cmd_dev_set(struct gpuctl *g, struct args *a)
 {
-	char addr[ADDR_BUFSZ];
+	char err[RULE_ERR_BUFSZ];
+	struct vfs_spec v = {};
 	struct nl_ctx *nl;
 	const char *arg;
-	u32 numvfs;
 	int ret;
 
 	arg = args_next(a);
@@ -748,36 +749,24 @@ static int cmd_dev_set(struct gpuctl *g, struct args *a)
 		dev_help(stdout);
 		return EXIT_OK;
 	}
-	if (!dev_address(arg, addr, sizeof(addr)))
+	if (!dev_address(arg, v.address, sizeof(v.address)))
 		return EXIT_USAGE;
-
-	arg = args_next(a);
-	if (!arg || strcmp(arg, "numvfs")) {
-		fprintf(stderr,
-			"gpuctl: dev set: expected \"numvfs NUM\" after %s\n",
-			addr);
+	if (vfs_numvfs_parse(a, &v, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: dev set: %s\n", err);
 		return EXIT_USAGE;
 	}
-	arg = args_next(a);
-	if (!arg || parse_u32(arg, &numvfs) || numvfs > UINT16_MAX) {
-		fprintf(stderr,
-			"gpuctl: dev set: numvfs takes a number from 0 to 65535\n");
-		return EXIT_USAGE;
-	}
-	if (!args_done(a, "dev set"))
-		return EXIT_USAGE;
 	if (g->dry_run)
 		return EXIT_OK;
 
 	ret = gpuctl_nl(g, &nl);
 	if (ret)
 		return ret;
-	if (dev_set_numvfs(nl, addr, numvfs)) {
-		fprintf(stderr, "gpuctl: cannot set %u VFs on %s\n", numvfs,
-			addr);
+	if (dev_set_numvfs(nl, v.address, v.numvfs)) {
+		fprintf(stderr, "gpuctl: cannot set %u VFs on %s\n", v.numvfs,
+			v.address);
 		return EXIT_KERNEL;
 	}
-	return dev_show(nl, addr);
+	return dev_show(nl, v.address);
 }
 
 /**
