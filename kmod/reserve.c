@@ -400,14 +400,13 @@ void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
  * once per rule: whichever of the worker and gpuctl_reserve_claim() gets
  * here first tells it.
  */
-static void gpuctl_reserve_announce_claim(struct pci_dev *pdev,
-					  unsigned long key)
+static void gpuctl_reserve_announce_claim(struct pci_dev *pdev)
 {
 	struct gpuctl_dev *dev;
 
 	mutex_lock(&gpuctl_lock);
-	dev = gpuctl_inventory_find(key);
-	if (dev && dev->pdev == pdev && dev->rule && !dev->claim_told) {
+	dev = gpuctl_inventory_find_pdev(pdev);
+	if (dev && dev->rule && !dev->claim_told) {
 		dev->claim_told = true;
 		gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF,
 					  GPUCTL_DEV_ACTION_CLAIMED);
@@ -421,13 +420,13 @@ static void gpuctl_reserve_announce_claim(struct pci_dev *pdev,
  * lost one being restored) is announced as "claimed" before it is set, so
  * the announcement comes before any driver can bind through it.
  */
-static int gpuctl_reserve_set_override(struct pci_dev *pdev, unsigned long key,
+static int gpuctl_reserve_set_override(struct pci_dev *pdev,
 				       const char *target, bool restore)
 {
 	if (gpuctl_override_is(pdev, target))
 		return 0;
 	if (!restore)
-		gpuctl_reserve_announce_claim(pdev, key);
+		gpuctl_reserve_announce_claim(pdev);
 	return gpuctl_set_override(pdev, target) ?: 1;
 }
 
@@ -583,7 +582,7 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	u32 claim_action, action;
 	int ret;
 
-	ret = gpuctl_reserve_set_override(pdev, e->key, e->target, e->claimed);
+	ret = gpuctl_reserve_set_override(pdev, e->target, e->claimed);
 	if (ret < 0) {
 		snprintf(e->why, sizeof(e->why),
 			 "cannot set driver_override: %d", ret);
@@ -808,7 +807,7 @@ void gpuctl_reserve_claim(struct pci_dev *only)
 		strscpy(target, dev->target, sizeof(target));
 		mutex_unlock(&gpuctl_lock);
 
-		if (gpuctl_reserve_set_override(pdev, key, target, false) < 0)
+		if (gpuctl_reserve_set_override(pdev, target, false) < 0)
 			pci_warn(pdev, "cannot set driver_override\n");
 		pci_dev_put(pdev);
 		key++;
