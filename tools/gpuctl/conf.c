@@ -9,7 +9,6 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,16 +19,11 @@
 #define CONF_LINE_MAX 1024
 #define CONF_WORDS_MAX 16
 
-static int __attribute__((format(printf, 3, 4)))
-conf_err(char *err, size_t errsz, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+/*
+ * Writes the message that the caller prefixes with FILE:LINE; a macro, so
+ * that the compiler checks the format as snprintf()'s.
+ */
+#define conf_err(err, errsz, ...) (snprintf(err, errsz, __VA_ARGS__), -EINVAL)
 
 /**
  * vfs_numvfs_parse() - read "numvfs NUM" after a PF's address
