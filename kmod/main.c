@@ -13,6 +13,7 @@
 
 #include "inventory.h"
 #include "limit.h"
+#include "mdev.h"
 #include "netlink.h"
 #include "param.h"
 #include "reserve.h"
@@ -22,12 +23,13 @@
 /*
  * Setup, in order: the enforcement worker's queue; gpuctl-vfio-pci (a rule
  * may name it); the parameter's rules; the bus notifier and the load-time
- * scan, which apply the rules; the observer of VFIO opens; and last the
- * netlink family, so that no request sees a half-built module.
+ * scan, which apply the rules; the mdev bus's notifier and scan; the
+ * observer of VFIO opens; and last the netlink family, so that no request
+ * sees a half-built module.
  *
  * Teardown mirrors it, like WireGuard's: the family goes first (no request
  * runs after it, and no notification is sent), then the observer, then the
- * notifier. The worker, which those kicked, stops next, before the tables
+ * notifiers. The worker, which those kicked, stops next, before the tables
  * and rules it reads are freed; then gpuctl-vfio-pci goes and the worker's
  * queue last. No allocation and no open on gpuctl-vfio-pci is left by
  * then: each pins the module. Devices stay where they are, overrides
@@ -53,6 +55,10 @@ static int __init gpuctl_mod_init(void)
 	if (ret)
 		goto err_inventory_flush;
 
+	ret = gpuctl_mdev_start();
+	if (ret)
+		goto err_inventory_stop;
+
 	gpuctl_vfio_watch_start();
 
 	ret = gpuctl_netlink_init();
@@ -64,6 +70,8 @@ static int __init gpuctl_mod_init(void)
 
 err_watch_stop:
 	gpuctl_vfio_watch_stop();
+	gpuctl_mdev_stop();
+err_inventory_stop:
 	gpuctl_inventory_stop();
 err_inventory_flush:
 	gpuctl_reserve_stop();
@@ -82,6 +90,7 @@ static void __exit gpuctl_mod_exit(void)
 	gpuctl_netlink_exit();
 	gpuctl_limit_flush();
 	gpuctl_vfio_watch_stop();
+	gpuctl_mdev_stop();
 	gpuctl_inventory_stop();
 	gpuctl_reserve_stop();
 	gpuctl_inventory_flush();

@@ -87,8 +87,13 @@ const struct nla_policy gpuctl_dev_set_nl_policy[GPUCTL_A_DEV_SRIOV_NUMVFS + 1] 
 	[GPUCTL_A_DEV_SRIOV_NUMVFS] = { .type = NLA_U16, },
 };
 
+/* GPUCTL_CMD_MDEV_GET - do */
+const struct nla_policy gpuctl_mdev_get_nl_policy[GPUCTL_A_MDEV_UUID + 1] = {
+	[GPUCTL_A_MDEV_UUID] = { .type = NLA_NUL_STRING, .len = GPUCTL_UUID_LEN, },
+};
+
 /* Ops table for gpuctl */
-const struct genl_ops gpuctl_nl_ops[11] = {
+const struct genl_ops gpuctl_nl_ops[12] = {
 	{
 		.cmd		= GPUCTL_CMD_DEV_GET,
 		.doit		= gpuctl_nl_dev_get_doit,
@@ -168,6 +173,13 @@ const struct genl_ops gpuctl_nl_ops[11] = {
 		.policy		= gpuctl_dev_set_nl_policy,
 		.maxattr	= GPUCTL_A_DEV_SRIOV_NUMVFS,
 		.flags		= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd		= GPUCTL_CMD_MDEV_GET,
+		.doit		= gpuctl_nl_mdev_get_doit,
+		.dumpit		= gpuctl_nl_mdev_get_dumpit,
+		.policy		= gpuctl_mdev_get_nl_policy,
+		.maxattr	= GPUCTL_A_MDEV_UUID,
 	},
 };
 

@@ -33,8 +33,10 @@ extern const struct nla_policy gpuctl_limit_get_nl_policy[GPUCTL_A_LIMIT_NAME + 
 
 extern const struct nla_policy gpuctl_dev_set_nl_policy[GPUCTL_A_DEV_SRIOV_NUMVFS + 1];
 
+extern const struct nla_policy gpuctl_mdev_get_nl_policy[GPUCTL_A_MDEV_UUID + 1];
+
 /* Ops table for gpuctl */
-extern const struct genl_ops gpuctl_nl_ops[11];
+extern const struct genl_ops gpuctl_nl_ops[12];
 
 int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
@@ -55,6 +57,8 @@ int gpuctl_nl_limit_get_doit(struct sk_buff *skb, struct genl_info *info);
 int gpuctl_nl_limit_get_dumpit(struct sk_buff *skb,
 			       struct netlink_callback *cb);
 int gpuctl_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_mdev_get_doit(struct sk_buff *skb, struct genl_info *info);
+int gpuctl_nl_mdev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 enum {
 	GPUCTL_NLGRP_MONITOR,

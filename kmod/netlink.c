@@ -305,6 +305,9 @@ static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 	case GPUCTL_CMD_LIMIT_GET:
 		ret = gpuctl_nl_limit_lookup(info);
 		break;
+	case GPUCTL_CMD_MDEV_GET:
+		ret = gpuctl_nl_mdev_lookup(info);
+		break;
 	case GPUCTL_CMD_RULE_DEL:
 	case GPUCTL_CMD_RULE_GET:
 		ret = gpuctl_nl_rule_lookup(info);

@@ -12,6 +12,7 @@
 struct gpuctl_alloc;
 struct gpuctl_dev;
 struct gpuctl_holder;
+struct gpuctl_mdev;
 struct gpuctl_rule;
 
 int gpuctl_netlink_init(void);
@@ -24,6 +25,7 @@ void gpuctl_netlink_notify_vfio(const struct gpuctl_dev *dev,
 				const char *refused);
 void gpuctl_netlink_notify_alloc(const struct gpuctl_alloc *alloc, u8 cmd,
 				 u32 end);
+void gpuctl_netlink_notify_mdev(const struct gpuctl_mdev *m, u8 cmd);
 
 /* Shared by the handlers in netlink.c and netlink-rule.c. */
 extern struct genl_family gpuctl_nl_family;
@@ -48,6 +50,7 @@ int gpuctl_nl_rule_lookup(struct genl_info *info);
 int gpuctl_nl_alloc_fill(struct sk_buff *msg, const struct gpuctl_alloc *alloc);
 int gpuctl_nl_alloc_lookup(struct genl_info *info);
 int gpuctl_nl_limit_lookup(struct genl_info *info);
+int gpuctl_nl_mdev_lookup(struct genl_info *info);
 struct sk_buff *gpuctl_nl_reply_new(struct genl_info *info, void **hdr);
 int gpuctl_nl_reply_send(struct genl_info *info, struct sk_buff *msg,
 			 void *hdr, int err);

@@ -113,6 +113,8 @@ build() {	# build DESCRIPTION LOG CMD...: stops the run when it fails
 }
 build "module builds for $rel" "$out/module.log" \
 	env KDIR="$kdir/linux" scripts/build-module.sh "$rel"
+build "sample mdev drivers build for $rel" "$out/mdev.log" \
+	env KDIR="$kdir/linux" scripts/build-mdev-samples.sh "$rel"
 build "tool builds" "$out/tools.log" make -s tools
 build "selftests build" "$out/selftests.log" make -s selftests
 

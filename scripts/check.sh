@@ -121,6 +121,8 @@ step "checkpatch --strict and shellcheck are clean" "$out/style.log" \
 for k in $kernels; do
 	step "module builds with W=1 and -Werror for $k" "$out/build-$k.log" \
 		scripts/build-module.sh "$k" W=1 GPUCTL_WERROR=y
+	step "sample mdev drivers build for $k" "$out/mdev-$k.log" \
+		scripts/build-mdev-samples.sh "$k"
 done
 step "tool builds with -Werror" "$out/tools.log" \
 	make -s -B -C tools/gpuctl GPUCTL_WERROR=y

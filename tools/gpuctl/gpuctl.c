@@ -27,8 +27,8 @@ static void gpuctl_help(FILE *fp)
 	fprintf(fp,
 		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       gpuctl [ OPTIONS ]\n"
-		"where  OBJECT := { dev | group | reserve | apply | alloc | limit |\n"
-		"                  monitor }\n"
+		"where  OBJECT := { dev | group | vgpu | reserve | apply | alloc |\n"
+		"                  limit | monitor }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
 		"Without an OBJECT, gpuctl runs \"dev show\".\n");
 }
@@ -39,6 +39,7 @@ static const struct {
 } objects[] = {
 	{ "dev", cmd_dev },
 	{ "group", cmd_group },
+	{ "vgpu", cmd_vgpu },
 	{ "reserve", cmd_reserve },
 	{ "apply", cmd_apply },
 	{ "alloc", cmd_alloc },

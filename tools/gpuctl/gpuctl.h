@@ -64,6 +64,7 @@ int cmd_reserve(struct gpuctl *g, struct args *a);
 int cmd_apply(struct gpuctl *g, struct args *a);
 int cmd_alloc(struct gpuctl *g, struct args *a);
 int cmd_limit(struct gpuctl *g, struct args *a);
+int cmd_vgpu(struct gpuctl *g, struct args *a);
 
 /* "vfio-pci did not bind", "bound to snd_hda_intel" */
 #define STATE_REASON_BUFSZ 128
@@ -181,6 +182,20 @@ int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
 	      struct nl_list *list);
 int alloc_del(struct nl_ctx *nl, u32 id, const char *owner);
 int alloc_dump(struct nl_ctx *nl, struct nl_list *list);
+
+/* An mdev instance as the kernel describes it, for vgpu show and monitor */
+struct vgpu_info {
+	char uuid[GPUCTL_UUID_LEN + 1];
+	char type[NAME_BUFSZ];
+	char type_name[NAME_BUFSZ];
+	char parent[NAME_BUFSZ];
+	char driver[NAME_BUFSZ];	/* "": unbound */
+	bool has_group;
+	u32 group;
+};
+
+int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v);
+void vgpu_info_print(const struct vgpu_info *v);
 
 /* A tenant limit as the kernel describes it */
 struct limit_info {

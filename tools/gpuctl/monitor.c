@@ -32,6 +32,7 @@ enum ntf_object {
 	NTF_DEV,	/* dev-*-ntf and vfio-*-ntf */
 	NTF_RULE,
 	NTF_ALLOC,
+	NTF_MDEV,
 };
 
 static enum ntf_object ntf_object(u8 cmd)
@@ -44,16 +45,20 @@ static enum ntf_object ntf_object(u8 cmd)
 	case GPUCTL_CMD_ALLOC_DEL_NTF:
 	case GPUCTL_CMD_ALLOC_CHANGE_NTF:
 		return NTF_ALLOC;
+	case GPUCTL_CMD_MDEV_ADD_NTF:
+	case GPUCTL_CMD_MDEV_DEL_NTF:
+		return NTF_MDEV;
 	default:
 		return NTF_DEV;
 	}
 }
 
-/* One event: a dev, rule or allocation parsed from @nlh, then printed */
+/* One event: a dev, rule, allocation or vGPU parsed from @nlh, then printed */
 union ntf_msg {
 	struct dev_info dev;
 	struct rule_info rule;
 	struct alloc_info alloc;
+	struct vgpu_info vgpu;
 };
 
 static int ntf_parse(enum ntf_object obj, const struct nlmsghdr *nlh,
@@ -64,6 +69,8 @@ static int ntf_parse(enum ntf_object obj, const struct nlmsghdr *nlh,
 		return rule_info_parse(nlh, &m->rule);
 	case NTF_ALLOC:
 		return alloc_info_parse(nlh, &m->alloc);
+	case NTF_MDEV:
+		return vgpu_info_parse(nlh, &m->vgpu);
 	default:
 		return dev_info_parse(nlh, &m->dev);
 	}
@@ -77,6 +84,9 @@ static void ntf_print(enum ntf_object obj, const union ntf_msg *m)
 		break;
 	case NTF_ALLOC:
 		alloc_info_print(&m->alloc, ALLOC_FORM_LINE);
+		break;
+	case NTF_MDEV:
+		vgpu_info_print(&m->vgpu);
 		break;
 	default:
 		dev_info_print(&m->dev, NULL);

@@ -373,6 +373,18 @@ static const struct test_case {
 	{ 0, "-j alloc restore f", NULL },
 	{ 1, "alloc restore", "alloc restore: missing FILE (- for stdin)" },
 	{ 1, "alloc restore f g", "alloc restore: unexpected argument \"g\"" },
+	/* vgpu */
+	{ 0, "vgpu", NULL },
+	{ 0, "vgpu show", NULL },
+	{ 0, "vgpu help", NULL },
+	{ 0, "vgpu show help", NULL },
+	{ 0, "vgpu show 8E2F0C10-0000-4000-8000-000000000001", NULL },
+	{ 0, "-j vgpu show", NULL },
+	{ 1, "vgpu show 8e2f0c10", "vgpu show: malformed UUID \"8e2f0c10\"" },
+	{ 1, "vgpu show 8e2f0c10-0000-4000-8000-000000000001 x",
+	  "vgpu show: unexpected argument \"x\"" },
+	{ 1, "vgpu list",
+	  "vgpu: unknown command \"list\", try \"gpuctl vgpu help\"" },
 	/* limit */
 	{ 0, "limit", NULL },
 	{ 0, "limit show", NULL },
@@ -805,7 +817,9 @@ static void test_parsers(void)
 	       !strcmp(source_name(GPUCTL_RULE_SOURCE_PARAM), "param"),
 	       "%s", "state, action and source names");
 	report(!strcmp(ntf_name(GPUCTL_CMD_DEV_CHANGE_NTF), "dev-change-ntf") &&
-	       !ntf_name(GPUCTL_CMD_DEV_GET), "%s", "notification names");
+	       !strcmp(ntf_label(GPUCTL_CMD_MDEV_DEL_NTF), "mdev-del") &&
+	       !ntf_name(GPUCTL_CMD_DEV_GET) && !ntf_name(GPUCTL_CMD_MDEV_GET),
+	       "%s", "notification names");
 }
 
 int main(void)

@@ -101,6 +101,10 @@ static const struct name_map ntf_names[] = {
 	  .label = "vfio-open" },
 	{ .num = GPUCTL_CMD_VFIO_CLOSE_NTF, .str = "vfio-close-ntf",
 	  .label = "vfio-close" },
+	{ .num = GPUCTL_CMD_MDEV_ADD_NTF, .str = "mdev-add-ntf",
+	  .label = "mdev-add" },
+	{ .num = GPUCTL_CMD_MDEV_DEL_NTF, .str = "mdev-del-ntf",
+	  .label = "mdev-del" },
 };
 
 static const struct name_map *name_find(const struct name_map *map,
