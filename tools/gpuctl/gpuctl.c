@@ -27,8 +27,8 @@ static void gpuctl_help(FILE *fp)
 	fprintf(fp,
 		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       gpuctl [ OPTIONS ]\n"
-		"where  OBJECT := { dev | group | vgpu | reserve | apply | alloc |\n"
-		"                  limit | monitor }\n"
+		"where  OBJECT := { dev | group | vgpu | reserve | apply |\n"
+		"                  alloc | limit | monitor }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
 		"Without an OBJECT, gpuctl runs \"dev show\".\n");
 }
