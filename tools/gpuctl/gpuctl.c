@@ -139,14 +139,15 @@ bool args_done(const struct args *a, const char *cmd)
  * @list: an empty list of the object, filled
  * @collected: set when @list was filled and is for the caller to print
  *
- * Dumps every object, or gets the one ID names; "help" prints the object's
- * help instead.
+ * Dumps every object, or gets the one ID names (a number, or a UUID with
+ * @s->by_uuid); "help" prints the object's help instead.
  *
  * Return: the exit code.
  */
 int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,
 	       struct nl_list *list, bool *collected)
 {
+	char uuid[GPUCTL_UUID_LEN + 1];
 	struct nlmsghdr *nlh;
 	struct nl_ctx *nl;
 	bool one = false;
@@ -161,7 +162,12 @@ int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,
 			s->help(stdout);
 			return EXIT_OK;
 		}
-		if (parse_u32(arg, &id)) {
+		if (s->by_uuid && uuid_parse(arg, uuid, sizeof(uuid))) {
+			fprintf(stderr, "gpuctl: %s: malformed UUID \"%s\"\n",
+				s->cmd, arg);
+			return EXIT_USAGE;
+		}
+		if (!s->by_uuid && parse_u32(arg, &id)) {
 			fprintf(stderr,
 				"gpuctl: invalid %s \"%s\", expected a number\n",
 				s->id_name, arg);
@@ -178,10 +184,15 @@ int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,
 	if (ret)
 		return ret;
 	nlh = nl_msg_start(nl, s->nl_cmd, !one);
-	if (one)
+	if (one && s->by_uuid)
+		mnl_attr_put_strz(nlh, s->id_attr, uuid);
+	else if (one)
 		mnl_attr_put_u32(nlh, s->id_attr, id);
 	if (nl_collect(nl, nlh, list)) {
-		if (one)
+		if (one && s->by_uuid)
+			fprintf(stderr, "gpuctl: cannot show %s %s\n",
+				s->one_name, uuid);
+		else if (one)
 			fprintf(stderr, "gpuctl: cannot show %s %u\n",
 				s->one_name, id);
 		return EXIT_KERNEL;

@@ -52,6 +52,7 @@ struct show_by_id {
 	void (*help)(FILE *fp);
 	u8 nl_cmd;		/* its get command; dumps without an ID */
 	u16 id_attr;		/* the ID's attribute */
+	bool by_uuid;		/* the ID is a UUID (a string), not a number */
 };
 
 int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,

@@ -132,43 +132,22 @@ static void vgpu_list_print(const struct nl_list *list)
 
 static int cmd_vgpu_show(struct gpuctl *g, struct args *a)
 {
-	char uuid[GPUCTL_UUID_LEN + 1] = "";
-	struct nlmsghdr *nlh;
+	static const struct show_by_id show = {
+		.cmd = "vgpu show",
+		.one_name = "vGPU",
+		.help = vgpu_help,
+		.nl_cmd = GPUCTL_CMD_MDEV_GET,
+		.id_attr = GPUCTL_A_MDEV_UUID,
+		.by_uuid = true,
+	};
 	struct nl_list list;
-	struct nl_ctx *nl;
+	bool collected;
 	int ret;
 
-	if (args_is(a, "help")) {
-		vgpu_help(stdout);
-		return EXIT_OK;
-	}
-	if (!args_end(a)) {
-		if (uuid_parse(a->argv[0], uuid, sizeof(uuid))) {
-			fprintf(stderr, "gpuctl: vgpu show: malformed UUID \"%s\"\n",
-				a->argv[0]);
-			return EXIT_USAGE;
-		}
-		args_next(a);
-	}
-	if (!args_done(a, "vgpu show"))
-		return EXIT_USAGE;
-	if (g->dry_run)
-		return EXIT_OK;
-
-	ret = gpuctl_nl(g, &nl);
-	if (ret)
-		return ret;
 	vgpu_list_init(&list);
-	nlh = nl_msg_start(nl, GPUCTL_CMD_MDEV_GET, !uuid[0]);
-	if (uuid[0])
-		mnl_attr_put_strz(nlh, GPUCTL_A_MDEV_UUID, uuid);
-	if (nl_collect(nl, nlh, &list)) {
-		if (uuid[0])
-			fprintf(stderr, "gpuctl: cannot show vGPU %s\n", uuid);
-		ret = EXIT_KERNEL;
-	} else {
+	ret = show_by_id(g, a, &show, &list, &collected);
+	if (collected)
 		vgpu_list_print(&list);
-	}
 	nl_list_free(&list);
 	return ret;
 }
