@@ -21,6 +21,7 @@
 #include "alloc.h"
 #include "inventory.h"
 #include "iommu.h"
+#include "mdev.h"
 #include "netlink.h"
 #include "sriov.h"
 
@@ -297,6 +298,14 @@ struct gpuctl_alloc *gpuctl_alloc_create(const struct gpuctl_alloc_req *req)
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	if (req->nr_mdevs) {
+		alloc->mdevs = kcalloc(req->nr_mdevs, sizeof(*alloc->mdevs),
+				       GFP_KERNEL);
+		if (!alloc->mdevs) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+	}
 
 	alloc->info = req->info;
 	if (alloc->info.id) {
@@ -329,7 +338,15 @@ struct gpuctl_alloc *gpuctl_alloc_create(const struct gpuctl_alloc_req *req)
 	sort(alloc->devs, n, sizeof(alloc->devs[0]), gpuctl_alloc_dev_cmp,
 	     NULL);
 	alloc->nr_devs = n;
-	alloc->gpus = req->nr_gpus;
+	for (i = 0; i < req->nr_mdevs; i++) {
+		alloc->mdevs[i].mdev = req->mdevs[i];
+		alloc->mdevs[i].uuid = req->mdevs[i]->uuid;
+		alloc->mdevs[i].made = req->mdev_made[i];
+		req->mdevs[i]->alloc = alloc;
+	}
+	alloc->nr_mdevs = req->nr_mdevs;
+	/* each vGPU counts as one GPU, as a VF does */
+	alloc->gpus = req->nr_gpus + req->nr_mdevs;
 	alloc->state = GPUCTL_ALLOC_STATE_IDLE;
 	kfree(devs);
 
@@ -341,6 +358,8 @@ struct gpuctl_alloc *gpuctl_alloc_create(const struct gpuctl_alloc_req *req)
 
 err_free:
 	kfree(devs);
+	if (alloc)
+		kfree(alloc->mdevs);
 	kfree(alloc);
 	return ERR_PTR(ret);
 }
@@ -363,7 +382,12 @@ void gpuctl_alloc_destroy(struct gpuctl_alloc *alloc, u32 end)
 		if (alloc->devs[i].dev)
 			alloc->devs[i].dev->alloc = NULL;
 	}
+	for (i = 0; i < alloc->nr_mdevs; i++) {
+		if (alloc->mdevs[i].mdev)
+			alloc->mdevs[i].mdev->alloc = NULL;
+	}
 	xa_erase(&gpuctl_allocs, alloc->info.id);
+	kfree(alloc->mdevs);
 	kfree(alloc);
 	gpuctl_inventory_changed();
 	module_put(THIS_MODULE);
@@ -476,6 +500,40 @@ void gpuctl_alloc_dev_gone(struct gpuctl_dev *dev)
 		alloc->state = GPUCTL_ALLOC_STATE_LOST;
 		snprintf(alloc->reason, sizeof(alloc->reason),
 			 "%s was removed", pci_name(dev->pdev));
+	}
+	gpuctl_netlink_notify_alloc(alloc, GPUCTL_CMD_ALLOC_CHANGE_NTF, 0);
+	gpuctl_inventory_changed();
+}
+
+/**
+ * gpuctl_alloc_mdev_gone() - an mdev instance of an allocation was removed
+ * @m: the instance, about to be freed
+ *
+ * As gpuctl_alloc_dev_gone(): the allocation keeps the UUID and becomes
+ * lost, so that the loss is seen.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_alloc_mdev_gone(struct gpuctl_mdev *m)
+{
+	struct gpuctl_alloc *alloc = m->alloc;
+	unsigned int i;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!alloc)
+		return;
+
+	for (i = 0; i < alloc->nr_mdevs; i++) {
+		if (alloc->mdevs[i].mdev == m)
+			alloc->mdevs[i].mdev = NULL;
+	}
+	m->alloc = NULL;
+
+	if (alloc->state != GPUCTL_ALLOC_STATE_LOST) {
+		alloc->state = GPUCTL_ALLOC_STATE_LOST;
+		snprintf(alloc->reason, sizeof(alloc->reason),
+			 "%pUl was removed", &m->uuid);
 	}
 	gpuctl_netlink_notify_alloc(alloc, GPUCTL_CMD_ALLOC_CHANGE_NTF, 0);
 	gpuctl_inventory_changed();

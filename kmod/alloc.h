@@ -7,17 +7,19 @@
 #define _GPUCTL_ALLOC_H
 
 #include <linux/types.h>
+#include <linux/uuid.h>
 #include <uapi/linux/gpuctl.h>
 
 #include "rule.h"
 
 struct gpuctl_dev;
+struct gpuctl_mdev;
 
 /* Tenant labels, indexed by enum gpuctl_limit_scope - 1. */
 #define GPUCTL_NR_LABELS GPUCTL_LIMIT_SCOPE_MAX
 
-/* "0000:01:00.0 was removed" */
-#define GPUCTL_ALLOC_REASON_LEN 48
+/* "0000:01:00.0 was removed", or an mdev's UUID in its place */
+#define GPUCTL_ALLOC_REASON_LEN 64
 
 /*
  * Longest reason alloc-new gives, within the 80 bytes netlink keeps of a
@@ -37,6 +39,21 @@ struct gpuctl_dev;
 struct gpuctl_alloc_dev {
 	char address[GPUCTL_ADDRESS_LEN + 1];
 	struct gpuctl_dev *dev;
+};
+
+/**
+ * struct gpuctl_alloc_mdev - one mdev instance (vGPU) of an allocation
+ * @uuid: its UUID, kept for the ledger after it is removed
+ * @mdev: the instance; NULL once it was removed (the allocation is then
+ *	lost)
+ * @made: it was made for the allocation, which its deleter removes too;
+ *	the module only keeps the mark (the mdev core lets only sysfs create
+ *	and remove instances)
+ */
+struct gpuctl_alloc_mdev {
+	guid_t uuid;
+	struct gpuctl_mdev *mdev;
+	bool made;
 };
 
 /**
@@ -68,7 +85,9 @@ struct gpuctl_alloc_info {
  * @info: id, owner, labels, options
  * @state: enum gpuctl_alloc_state
  * @reason: why it is lost, "" otherwise
- * @gpus: how many GPUs it counts against limits
+ * @gpus: how many GPUs it counts against limits: its GPUs and its mdevs
+ * @nr_mdevs: number of @mdevs
+ * @mdevs: its mdev instances, in the order of the request; NULL when none
  * @nr_devs: number of @devs
  * @devs: its GPUs and their companions, in address order
  *
@@ -80,6 +99,8 @@ struct gpuctl_alloc {
 	u32 state;
 	char reason[GPUCTL_ALLOC_REASON_LEN];
 	u32 gpus;
+	unsigned int nr_mdevs;
+	struct gpuctl_alloc_mdev *mdevs;
 	unsigned int nr_devs;
 	struct gpuctl_alloc_dev devs[];
 };
@@ -94,6 +115,9 @@ struct gpuctl_alloc {
  * @match: ids to pick
  * @numa_node: node to pick on, NUMA_NO_NODE for any
  * @numa_policy: enum gpuctl_numa_policy
+ * @mdevs: the mdev instances named
+ * @mdev_made: which of @mdevs were made for the allocation
+ * @nr_mdevs: number of @mdevs
  */
 struct gpuctl_alloc_req {
 	struct gpuctl_alloc_info info;
@@ -104,6 +128,9 @@ struct gpuctl_alloc_req {
 	struct gpuctl_match match;
 	int numa_node;
 	u32 numa_policy;
+	struct gpuctl_mdev *mdevs[GPUCTL_ALLOC_MAX_GPUS];
+	bool mdev_made[GPUCTL_ALLOC_MAX_GPUS];
+	unsigned int nr_mdevs;
 };
 
 bool gpuctl_alloc_picked(const struct gpuctl_alloc_req *req,
@@ -117,5 +144,6 @@ struct gpuctl_alloc *gpuctl_alloc_next(unsigned long *id);
 const struct gpuctl_dev *gpuctl_alloc_open_dev(const struct gpuctl_alloc *alloc);
 bool gpuctl_alloc_update_state(struct gpuctl_alloc *alloc, bool notify);
 void gpuctl_alloc_dev_gone(struct gpuctl_dev *dev);
+void gpuctl_alloc_mdev_gone(struct gpuctl_mdev *m);
 
 #endif /* _GPUCTL_ALLOC_H */

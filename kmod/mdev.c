@@ -35,6 +35,7 @@
 #include <linux/slab.h>
 #include <uapi/linux/gpuctl.h>
 
+#include "alloc.h"
 #include "mdev.h"
 #include "netlink.h"
 
@@ -187,6 +188,7 @@ static void gpuctl_mdev_bound(struct gpuctl_mdev *m, struct device *dev)
 
 static void gpuctl_mdev_del(struct gpuctl_mdev *m)
 {
+	gpuctl_alloc_mdev_gone(m);
 	list_del(&m->node);
 	gpuctl_inventory_changed();
 	if (m->told)

@@ -12,6 +12,8 @@
 
 #include "inventory.h"
 
+struct gpuctl_alloc;
+
 /* mdev type ids are "<parent driver>-<type>": short in every driver */
 #define GPUCTL_MDEV_TYPE_LEN	64
 /* Type names such as "GRID T4-2B" or "NVIDIA L40S-4Q" */
@@ -32,6 +34,7 @@
  * @group: its IOMMU group id, -1 until its driver bound it
  * @driver: name of its bound driver, "" when unbound
  * @told: mdev-add-ntf was sent, so its removal is announced too
+ * @alloc: the allocation that holds it, NULL when free
  *
  * Everything is copied when the instance appears, while the mdev core
  * keeps its parent registered, so readers never follow pointers into the
@@ -48,6 +51,7 @@ struct gpuctl_mdev {
 	int group;
 	char driver[GPUCTL_DRIVER_NAME_LEN];
 	bool told;
+	struct gpuctl_alloc *alloc;
 };
 
 struct gpuctl_mdev *gpuctl_mdev_find(const guid_t *uuid);

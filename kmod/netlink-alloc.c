@@ -22,6 +22,7 @@
 #include "compat.h"
 #include "inventory.h"
 #include "limit.h"
+#include "mdev.h"
 #include "netlink.h"
 #include "netlink-gen.h"
 
@@ -63,6 +64,15 @@ int gpuctl_nl_alloc_fill(struct sk_buff *msg, const struct gpuctl_alloc *alloc)
 	for (i = 0; i < alloc->nr_devs; i++) {
 		if (nla_put_string(msg, GPUCTL_A_ALLOC_DEVICE,
 				   alloc->devs[i].address))
+			return -EMSGSIZE;
+	}
+	for (i = 0; i < alloc->nr_mdevs; i++) {
+		char uuid[UUID_STRING_LEN + 1];
+
+		snprintf(uuid, sizeof(uuid), "%pUl", &alloc->mdevs[i].uuid);
+		if (nla_put_string(msg, alloc->mdevs[i].made ?
+					GPUCTL_A_ALLOC_MDEV_MADE :
+					GPUCTL_A_ALLOC_MDEV, uuid))
 			return -EMSGSIZE;
 	}
 
@@ -178,6 +188,69 @@ static int gpuctl_nl_alloc_named(struct genl_info *info,
 	return 0;
 }
 
+/*
+ * The mdev instances an alloc-new request names, "mdev" and "mdev-made"
+ * alike: each must be on the mdev bus, bound, and in no allocation.
+ */
+static int gpuctl_nl_alloc_mdevs(struct genl_info *info,
+				 struct gpuctl_alloc_req *req)
+{
+	char str[UUID_STRING_LEN + 1];
+	struct gpuctl_mdev *m;
+	struct nlattr *attr;
+	unsigned int i;
+	guid_t uuid;
+	int rem;
+
+	nla_for_each_attr(attr, genlmsg_data(info->genlhdr),
+			  genlmsg_len(info->genlhdr), rem) {
+		if (nla_type(attr) != GPUCTL_A_ALLOC_MDEV &&
+		    nla_type(attr) != GPUCTL_A_ALLOC_MDEV_MADE)
+			continue;
+
+		nla_strscpy(str, attr, sizeof(str));
+		if (guid_parse(str, &uuid)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "malformed uuid, expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
+			return -EINVAL;
+		}
+		m = gpuctl_mdev_find(&uuid);
+		if (!m) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+					       "%pUl: no such mdev", &uuid);
+			return -ENODEV;
+		}
+		for (i = 0; i < req->nr_mdevs; i++) {
+			if (req->mdevs[i] == m) {
+				GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+						       "%pUl is named twice",
+						       &uuid);
+				return -EINVAL;
+			}
+		}
+		if (m->alloc) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+					       "%pUl is in allocation %u",
+					       &uuid, m->alloc->info.id);
+			return -EBUSY;
+		}
+		if (!m->driver[0]) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+					       "%pUl has no driver", &uuid);
+			return -EBUSY;
+		}
+		if (req->nr_gpus + req->nr_mdevs >= GPUCTL_ALLOC_MAX_GPUS) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "too many devices in one allocation");
+			return -E2BIG;
+		}
+		req->mdev_made[req->nr_mdevs] =
+			nla_type(attr) == GPUCTL_A_ALLOC_MDEV_MADE;
+		req->mdevs[req->nr_mdevs++] = m;
+	}
+	return 0;
+}
+
 /* What a "count" request asks for: how many, which ids, which node. */
 static int gpuctl_nl_alloc_parse_count(struct genl_info *info,
 				       struct gpuctl_alloc_req *req)
@@ -264,6 +337,23 @@ static int gpuctl_nl_alloc_parse(struct genl_info *info,
 		a->gid = nla_get_u32(attrs[GPUCTL_A_ALLOC_GID]);
 	}
 
+	if (attrs[GPUCTL_A_ALLOC_MDEV] || attrs[GPUCTL_A_ALLOC_MDEV_MADE]) {
+		/*
+		 * Nothing tells gpuctl when a vendor driver's mdev is opened
+		 * or closed, so an allocation with one never sees its VM
+		 * stop.
+		 */
+		if (a->detach_on_stop) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[GPUCTL_A_ALLOC_DETACH_ON_STOP],
+					    "detach-on-stop cannot see an mdev's VM stop");
+			return -EOPNOTSUPP;
+		}
+		ret = gpuctl_nl_alloc_mdevs(info, req);
+		if (ret)
+			return ret;
+	}
+
 	if (attrs[GPUCTL_A_ALLOC_DEVICE]) {
 		if (attrs[GPUCTL_A_ALLOC_COUNT] || attrs[GPUCTL_A_ALLOC_MATCH] ||
 		    attrs[GPUCTL_A_ALLOC_NUMA_NODE] ||
@@ -276,7 +366,10 @@ static int gpuctl_nl_alloc_parse(struct genl_info *info,
 	}
 
 	if (!attrs[GPUCTL_A_ALLOC_COUNT]) {
-		NL_SET_ERR_MSG(info->extack, "name devices or give a count");
+		if (req->nr_mdevs)
+			return 0;
+		NL_SET_ERR_MSG(info->extack,
+			       "name devices or mdevs, or give a count");
 		return -EINVAL;
 	}
 	return gpuctl_nl_alloc_parse_count(info, req);
@@ -307,8 +400,9 @@ int gpuctl_nl_alloc_new_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 
 	/* The tenant's limit first: it is the answer whether GPUs are free. */
-	ret = gpuctl_limit_check(&req->info, req->count ?: req->nr_gpus, &scope,
-				 why, sizeof(why));
+	ret = gpuctl_limit_check(&req->info,
+				 (req->count ?: req->nr_gpus) + req->nr_mdevs,
+				 &scope, why, sizeof(why));
 	if (ret) {
 		GPUCTL_SET_ERR_MSG_FMT(info->extack,
 				       info->attrs[gpuctl_nl_label_attrs[scope - 1]],

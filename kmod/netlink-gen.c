@@ -40,7 +40,7 @@ const struct nla_policy gpuctl_rule_get_nl_policy[GPUCTL_A_RULE_ID + 1] = {
 };
 
 /* GPUCTL_CMD_ALLOC_NEW - do */
-const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_GID + 1] = {
+const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_MDEV_MADE + 1] = {
 	[GPUCTL_A_ALLOC_ID] = { .type = NLA_U32, },
 	[GPUCTL_A_ALLOC_OWNER] = { .type = NLA_NUL_STRING, .len = GPUCTL_UUID_LEN, },
 	[GPUCTL_A_ALLOC_NAME] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
@@ -55,6 +55,8 @@ const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_GID + 1] = {
 	[GPUCTL_A_ALLOC_DETACH_ON_STOP] = { .type = NLA_FLAG, },
 	[GPUCTL_A_ALLOC_UID] = { .type = NLA_U32, },
 	[GPUCTL_A_ALLOC_GID] = { .type = NLA_U32, },
+	[GPUCTL_A_ALLOC_MDEV] = { .type = NLA_STRING, .len = GPUCTL_UUID_LEN, },
+	[GPUCTL_A_ALLOC_MDEV_MADE] = { .type = NLA_STRING, .len = GPUCTL_UUID_LEN, },
 };
 
 /* GPUCTL_CMD_ALLOC_DEL - do */
@@ -134,7 +136,7 @@ const struct genl_ops gpuctl_nl_ops[12] = {
 		.cmd		= GPUCTL_CMD_ALLOC_NEW,
 		.doit		= gpuctl_nl_alloc_new_doit,
 		.policy		= gpuctl_alloc_new_nl_policy,
-		.maxattr	= GPUCTL_A_ALLOC_GID,
+		.maxattr	= GPUCTL_A_ALLOC_MDEV_MADE,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{

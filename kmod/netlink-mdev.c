@@ -4,19 +4,22 @@
  *
  * Netlink requests and events on mdev instances: mdev-get, mdev-add-ntf
  * and mdev-del-ntf. The instances are inventory, open to every user like
- * the devices: they name no tenant.
+ * the devices; only the allocation that holds one, which names a tenant's
+ * VM, is for CAP_SYS_ADMIN, as a device's is.
  */
 
 #include <linux/uuid.h>
 #include <net/genetlink.h>
 #include <uapi/linux/gpuctl.h>
 
+#include "alloc.h"
 #include "inventory.h"
 #include "mdev.h"
 #include "netlink.h"
 #include "netlink-gen.h"
 
-static int gpuctl_nl_mdev_fill(struct sk_buff *msg, const struct gpuctl_mdev *m)
+static int gpuctl_nl_mdev_fill(struct sk_buff *msg, const struct gpuctl_mdev *m,
+			       bool admin)
 {
 	char uuid[UUID_STRING_LEN + 1];
 
@@ -31,6 +34,9 @@ static int gpuctl_nl_mdev_fill(struct sk_buff *msg, const struct gpuctl_mdev *m)
 		return -EMSGSIZE;
 	if (m->driver[0] &&
 	    nla_put_string(msg, GPUCTL_A_MDEV_DRIVER, m->driver))
+		return -EMSGSIZE;
+	if (admin && m->alloc &&
+	    nla_put_u32(msg, GPUCTL_A_MDEV_ALLOCATION, m->alloc->info.id))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -83,7 +89,8 @@ int gpuctl_nl_mdev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 	return gpuctl_nl_reply_send(info, msg, hdr,
-				    gpuctl_nl_mdev_fill(msg, info->user_ptr[0]));
+				    gpuctl_nl_mdev_fill(msg, info->user_ptr[0],
+							gpuctl_nl_admin(skb)));
 }
 
 static int gpuctl_nl_mdev_fill_next(struct sk_buff *msg, unsigned long *key,
@@ -91,7 +98,7 @@ static int gpuctl_nl_mdev_fill_next(struct sk_buff *msg, unsigned long *key,
 {
 	struct gpuctl_mdev *m = gpuctl_mdev_next(key);
 
-	return m ? gpuctl_nl_mdev_fill(msg, m) ?: 1 : 0;
+	return m ? gpuctl_nl_mdev_fill(msg, m, admin) ?: 1 : 0;
 }
 
 /**
@@ -114,7 +121,7 @@ int gpuctl_nl_mdev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
  * @cmd: GPUCTL_CMD_MDEV_ADD_NTF or _DEL_NTF
  *
  * On both groups, as device events: "monitor" for everyone, "ledger" for
- * the listeners that follow everything there.
+ * the listeners that follow everything there, with the allocation.
  *
  * Context: gpuctl_lock held.
  */
@@ -131,7 +138,8 @@ void gpuctl_netlink_notify_mdev(const struct gpuctl_mdev *m, u8 cmd)
 		msg = gpuctl_nl_ntf_new(cmd, groups[i], &hdr);
 		if (!msg)
 			continue;
-		if (gpuctl_nl_mdev_fill(msg, m)) {
+		if (gpuctl_nl_mdev_fill(msg, m,
+					groups[i] == GPUCTL_NLGRP_LEDGER)) {
 			nlmsg_free(msg);
 			continue;
 		}

@@ -46,7 +46,7 @@ static const struct genl_multicast_group gpuctl_mcgrps[] = {
 static bool gpuctl_nl_live;
 
 /* Whoever sent @skb may see the ledger, and change anything. */
-static bool gpuctl_nl_admin(struct sk_buff *skb)
+bool gpuctl_nl_admin(struct sk_buff *skb)
 {
 	return netlink_capable(skb, CAP_SYS_ADMIN);
 }

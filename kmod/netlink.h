@@ -51,6 +51,7 @@ int gpuctl_nl_alloc_fill(struct sk_buff *msg, const struct gpuctl_alloc *alloc);
 int gpuctl_nl_alloc_lookup(struct genl_info *info);
 int gpuctl_nl_limit_lookup(struct genl_info *info);
 int gpuctl_nl_mdev_lookup(struct genl_info *info);
+bool gpuctl_nl_admin(struct sk_buff *skb);
 struct sk_buff *gpuctl_nl_reply_new(struct genl_info *info, void **hdr);
 int gpuctl_nl_reply_send(struct genl_info *info, struct sk_buff *msg,
 			 void *hdr, int err);

@@ -24,13 +24,14 @@ static void alloc_help(FILE *fp)
 		"Usage: gpuctl alloc add owner UUID [ name NAME ] [ account NAME ]\n"
 		"                        [ project NAME ] [ domain NAME ] PICK\n"
 		"                        [ detach-on-stop ] [ uid UID ] [ gid GID ] [ id ID ]\n"
-		"       gpuctl alloc del { ID | id ID | owner UUID }\n"
+		"       gpuctl alloc del { ID | id ID | owner UUID } [ keep ]\n"
 		"       gpuctl alloc show [ ID ]\n"
 		"       gpuctl alloc save { FILE | - }\n"
 		"       gpuctl alloc restore { FILE | - }\n"
 		"       gpuctl alloc help\n"
 		"where  PICK := { dev ADDR [ dev ADDR ]... |\n"
 		"                 count N [ match IDS ] [ numa NODE [ policy POLICY ] ] }\n"
+		"                [ vgpu UUID ]... [ vgpu TYPE [ count N ] ]\n"
 		"       ADDR := { DDDD:BB:DD.F | BB:DD.F }, a reserved GPU\n"
 		"       IDS := { VVVV:DDDD | VVVV:* | VVVV:DDDD:SSSS:SSSS }\n"
 		"       POLICY := { required | preferred | legacy }\n");
@@ -63,6 +64,23 @@ static int alloc_dev_add(struct alloc_info *al, const struct nlattr *attr)
 		return -1;
 	al->devs = devs;
 	snprintf(devs[al->ndevs++], ADDR_BUFSZ, "%s", mnl_attr_get_str(attr));
+	return 0;
+}
+
+static int alloc_vgpu_attr(struct alloc_info *al, const struct nlattr *attr,
+			   bool made)
+{
+	struct alloc_vgpu *v;
+
+	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+		return -1;
+	v = realloc(al->vgpus, (al->nvgpus + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	al->vgpus = v;
+	snprintf(v[al->nvgpus].uuid, sizeof(v->uuid), "%s",
+		 mnl_attr_get_str(attr));
+	v[al->nvgpus++].made = made;
 	return 0;
 }
 
@@ -105,6 +123,10 @@ static int alloc_attr_add(struct alloc_info *al, const struct nlattr *attr)
 		return alloc_u32(attr, &al->gpus);
 	case GPUCTL_A_ALLOC_END:
 		return alloc_u32(attr, &al->end);
+	case GPUCTL_A_ALLOC_MDEV:
+		return alloc_vgpu_attr(al, attr, false);
+	case GPUCTL_A_ALLOC_MDEV_MADE:
+		return alloc_vgpu_attr(al, attr, true);
 	}
 	/* attributes from a newer module are skipped, not refused */
 	return 0;
@@ -132,6 +154,9 @@ void alloc_info_release(struct alloc_info *al)
 	free(al->devs);
 	al->devs = NULL;
 	al->ndevs = 0;
+	free(al->vgpus);
+	al->vgpus = NULL;
+	al->nvgpus = 0;
 }
 
 /* "name vm1" in text and "name":"vm1" in JSON, or "name":null */
@@ -181,6 +206,14 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 	for (i = 0; i < al->ndevs; i++)
 		print_string(PRINT_JSON, NULL, NULL, al->devs[i]);
 	close_json_array(PRINT_JSON, NULL);
+	open_json_array(PRINT_JSON, "vgpus");
+	for (i = 0; i < al->nvgpus; i++) {
+		open_json_object(NULL);
+		print_string(PRINT_JSON, "uuid", NULL, al->vgpus[i].uuid);
+		print_bool(PRINT_JSON, "made", NULL, al->vgpus[i].made);
+		close_json_object();
+	}
+	close_json_array(PRINT_JSON, NULL);
 
 	print_uint(PRINT_ANY, "gpus", " gpus %u", al->gpus);
 	/* "lost (0000:0e:00.0 was removed)": the reason is the news */
@@ -214,6 +247,15 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 		print_string(PRINT_FP, NULL, " %s", al->devs[i]);
 	if (!al->ndevs)
 		print_string(PRINT_FP, NULL, "%s", " -");
+	/* vGPUs after the devices, "(made)" for those made for it */
+	if (al->nvgpus)
+		print_string(PRINT_FP, NULL, "%s",
+			     form == ALLOC_FORM_LINE ? " vgpus" : "\n  vgpus:");
+	for (i = 0; i < al->nvgpus; i++) {
+		print_string(PRINT_FP, NULL, " %s", al->vgpus[i].uuid);
+		if (al->vgpus[i].made)
+			print_string(PRINT_FP, NULL, "%s", " (made)");
+	}
 }
 
 static int alloc_parse(const struct nlmsghdr *nlh, void *elem)
@@ -297,6 +339,11 @@ int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
 		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_UID, s->uid);
 	if (s->has_gid)
 		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_GID, s->gid);
+	/* 64 UUIDs take 2.8 KiB, with the devices still inside the buffer */
+	for (i = 0; i < s->nvgpus; i++)
+		mnl_attr_put_strz(nlh, s->vgpus[i].made ?
+				  GPUCTL_A_ALLOC_MDEV_MADE : GPUCTL_A_ALLOC_MDEV,
+				  s->vgpus[i].uuid);
 	return nl_collect(nl, nlh, list);
 }
 
@@ -337,6 +384,7 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 {
 	char err[ALLOC_ERR_BUFSZ];
 	struct alloc_spec s;
+	size_t first = 0;
 	struct nl_list list;
 	struct nl_ctx *nl;
 	int ret;
@@ -355,9 +403,21 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 	ret = gpuctl_nl(g, &nl);
 	if (ret)
 		return ret;
+	if (s.vgpu_type[0]) {
+		ret = alloc_vgpus_make(nl, &s, &first);
+		if (ret) {
+			fprintf(stderr, "gpuctl: cannot allocate for %s\n",
+				s.owner);
+			return ret;
+		}
+	}
 	alloc_list_init(&list);
 	if (alloc_new(nl, &s, &list)) {
-		fprintf(stderr, "gpuctl: cannot allocate for %s\n", s.owner);
+		fprintf(stderr, "gpuctl: cannot allocate for %s%s\n", s.owner,
+			s.vgpu_type[0] ? "; removing the vGPUs made for it" :
+					 "");
+		if (s.vgpu_type[0])
+			alloc_vgpus_unmake(&s, first);
 		ret = EXIT_KERNEL;
 	} else {
 		alloc_list_print(&list);
@@ -395,10 +455,48 @@ static int alloc_del_args(struct args *a, u32 *id, char *owner, size_t size)
 	return -EINVAL;
 }
 
+/*
+ * The allocations alloc del is about to delete, as they are now: the vGPUs
+ * made for them are removed after the deletion. Quiet: the deletion
+ * itself says what is wrong with the request.
+ */
+static void alloc_del_victims(struct nl_ctx *nl, u32 id, const char *owner,
+			      struct nl_list *list)
+{
+	const struct alloc_info *v;
+	struct nlmsghdr *nlh;
+	size_t i, n = 0;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_ALLOC_GET, !!owner);
+	if (!owner)
+		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_ID, id);
+	if (nl_collect_quiet(nl, nlh, list)) {
+		nl_list_free(list);
+		alloc_list_init(list);
+		return;
+	}
+	if (!owner)
+		return;
+	/* keep the owner's, in place */
+	v = list->v;
+	for (i = 0; i < list->n; i++) {
+		if (strcmp(v[i].owner, owner)) {
+			alloc_info_release((struct alloc_info *)&v[i]);
+			continue;
+		}
+		if (n != i)
+			memcpy((struct alloc_info *)&v[n], &v[i], sizeof(*v));
+		n++;
+	}
+	list->n = n;
+}
+
 static int cmd_alloc_del(struct gpuctl *g, struct args *a)
 {
 	char owner[GPUCTL_UUID_LEN + 1];
+	struct nl_list victims;
 	struct nl_ctx *nl;
+	bool keep = false;
 	u32 id = 0;
 	int ret;
 
@@ -408,6 +506,10 @@ static int cmd_alloc_del(struct gpuctl *g, struct args *a)
 	}
 	if (alloc_del_args(a, &id, owner, sizeof(owner)))
 		return EXIT_USAGE;
+	if (args_is(a, "keep")) {
+		args_next(a);
+		keep = true;
+	}
 	if (!args_done(a, "alloc del"))
 		return EXIT_USAGE;
 	if (g->dry_run)
@@ -416,6 +518,9 @@ static int cmd_alloc_del(struct gpuctl *g, struct args *a)
 	ret = gpuctl_nl(g, &nl);
 	if (ret)
 		return ret;
+	alloc_list_init(&victims);
+	if (!keep)
+		alloc_del_victims(nl, id, owner[0] ? owner : NULL, &victims);
 	if (alloc_del(nl, id, owner[0] ? owner : NULL)) {
 		if (owner[0])
 			fprintf(stderr,
@@ -424,9 +529,12 @@ static int cmd_alloc_del(struct gpuctl *g, struct args *a)
 		else
 			fprintf(stderr, "gpuctl: cannot delete allocation %u\n",
 				id);
+		nl_list_free(&victims);
 		return EXIT_KERNEL;
 	}
-	return EXIT_OK;
+	ret = alloc_vgpus_remove(nl, &victims);
+	nl_list_free(&victims);
+	return ret;
 }
 
 static int cmd_alloc_show(struct gpuctl *g, struct args *a)

@@ -159,6 +159,66 @@ static int alloc_dev_add(struct alloc_spec *s, const char *arg, char *err,
 	return 0;
 }
 
+/*
+ * "vgpu UUID [ made ]" names an instance; "vgpu TYPE [ count N ]" asks for
+ * N new instances of a type, once per request. "made" marks an instance
+ * made for the allocation, as a saved ledger keeps it.
+ */
+static int alloc_vgpu_add(struct args *a, struct alloc_spec *s, char *err,
+			  size_t errsz)
+{
+	char uuid[GPUCTL_UUID_LEN + 1];
+	const char *arg = args_next(a);
+	const char *c;
+	size_t i;
+
+	if (!arg)
+		return args_err(err, errsz,
+				"\"vgpu\" needs a UUID or a type");
+	if (!uuid_parse(arg, uuid, sizeof(uuid))) {
+		for (i = 0; i < s->nvgpus; i++)
+			if (!strcmp(s->vgpus[i].uuid, uuid))
+				return args_err(err, errsz,
+						"vgpu %s given twice", uuid);
+		if (s->nvgpus == ALLOC_DEVS_MAX)
+			return args_err(err, errsz, "more than %d vGPUs",
+					ALLOC_DEVS_MAX);
+		snprintf(s->vgpus[s->nvgpus].uuid, sizeof(uuid), "%s", uuid);
+		if (args_is(a, "made")) {
+			args_next(a);
+			s->vgpus[s->nvgpus].made = true;
+		}
+		s->nvgpus++;
+		return 0;
+	}
+
+	if (s->vgpu_type[0])
+		return args_err(err, errsz,
+				"one vgpu TYPE per allocation, %s is given already",
+				s->vgpu_type);
+	/* a type is a directory name: not ".", "..", nor a path or address */
+	if (!strcmp(arg, ".") || !strcmp(arg, "..") ||
+	    strlen(arg) >= sizeof(s->vgpu_type))
+		return args_err(err, errsz, "invalid vgpu type \"%s\"", arg);
+	for (c = arg; *c; c++)
+		if (*c == '/' || *c == ':' || *c <= ' ' || *c == 0x7f)
+			return args_err(err, errsz,
+					"invalid vgpu \"%s\", expected a UUID or a type",
+					arg);
+	snprintf(s->vgpu_type, sizeof(s->vgpu_type), "%s", arg);
+	s->vgpu_count = 1;
+	if (args_is(a, "count")) {
+		args_next(a);
+		if (u32_value(a, "count", &s->vgpu_count, err, errsz))
+			return -EINVAL;
+		if (!s->vgpu_count || s->vgpu_count > ALLOC_DEVS_MAX)
+			return args_err(err, errsz,
+					"vgpu count must be 1 to %d",
+					ALLOC_DEVS_MAX);
+	}
+	return 0;
+}
+
 /* One keyword of "alloc add" and its value */
 static int alloc_word(struct args *a, const char *key, struct alloc_spec *s,
 		      char *err, size_t errsz)
@@ -168,6 +228,8 @@ static int alloc_word(struct args *a, const char *key, struct alloc_spec *s,
 
 	if (!strcmp(key, "dev"))
 		return alloc_dev_add(s, args_next(a), err, errsz);
+	if (!strcmp(key, "vgpu"))
+		return alloc_vgpu_add(a, s, err, errsz);
 	if (!strcmp(key, "detach-on-stop")) {
 		s->detach_on_stop = true;
 		return 0;
@@ -235,6 +297,7 @@ static int alloc_word(struct args *a, const char *key, struct alloc_spec *s,
 static const char *const alloc_keys[] = {
 	"owner", "name", "account", "project", "domain", "dev", "count",
 	"match", "numa", "policy", "detach-on-stop", "uid", "gid", "id",
+	"vgpu",
 };
 
 /* The rules between keywords, once all of them are read */
@@ -244,13 +307,22 @@ static int alloc_check(const struct alloc_spec *s, char *err, size_t errsz)
 		return args_err(err, errsz, "missing owner UUID");
 	if (s->ndevs && s->count)
 		return args_err(err, errsz, "give dev or count, not both");
-	if (!s->ndevs && !s->count)
-		return args_err(err, errsz, "missing dev ADDR or count N");
-	if (!s->count && (s->match[0] || s->has_numa))
-		return args_err(err, errsz, "\"%s\" needs count",
-				s->match[0] ? "match" : "numa");
+	if (!s->ndevs && !s->count && !s->nvgpus && !s->vgpu_type[0])
+		return args_err(err, errsz,
+				"missing dev ADDR, count N or vgpu");
+	if (!s->count && s->match[0])
+		return args_err(err, errsz, "\"match\" needs count");
+	/* numa places the GPUs a count asks for, and the vGPUs of a type */
+	if (!s->count && !s->vgpu_type[0] && s->has_numa)
+		return args_err(err, errsz,
+				"\"numa\" needs count or vgpu TYPE");
 	if (s->numa_policy && !s->has_numa)
 		return args_err(err, errsz, "\"policy\" needs numa");
+	/* the module's limit, which also keeps the request in one message */
+	if (s->ndevs + s->count + s->nvgpus + s->vgpu_count > ALLOC_DEVS_MAX)
+		return args_err(err, errsz,
+				"more than %d GPUs and vGPUs in one allocation",
+				ALLOC_DEVS_MAX);
 	return 0;
 }
 
@@ -261,8 +333,8 @@ static int alloc_check(const struct alloc_spec *s, char *err, size_t errsz)
  * @err: the reason, when @a is not an allocation
  * @errsz: size of @err
  *
- * Keywords come in any order, each once but "dev", which names one GPU
- * each time.
+ * Keywords come in any order, each once but "dev" and "vgpu", which
+ * name one GPU or vGPU each time ("vgpu TYPE" once).
  *
  * Return: 0, or -EINVAL with @err set.
  */
@@ -281,7 +353,8 @@ int alloc_args_parse(struct args *a, struct alloc_spec *s, char *err,
 		if (i == ARRAY_SIZE(alloc_keys))
 			return args_err(err, errsz,
 					"unexpected argument \"%s\"", key);
-		if (strcmp(key, "dev") && (seen & 1u << i))
+		if (strcmp(key, "dev") && strcmp(key, "vgpu") &&
+		    (seen & 1u << i))
 			return args_err(err, errsz, "\"%s\" given twice", key);
 		seen |= 1u << i;
 		if (alloc_word(a, key, s, err, errsz))
@@ -632,6 +705,12 @@ int alloc_spec_format(const struct alloc_spec *s, char *buf, size_t size)
 		lb_printf(&lb, " uid %u", s->uid);
 	if (s->has_gid)
 		lb_printf(&lb, " gid %u", s->gid);
+	for (i = 0; i < s->nvgpus; i++)
+		lb_printf(&lb, " vgpu %s%s", s->vgpus[i].uuid,
+			  s->vgpus[i].made ? " made" : "");
+	if (s->vgpu_type[0])
+		lb_printf(&lb, " vgpu %s count %u", s->vgpu_type,
+			  s->vgpu_count);
 	if (s->has_id)
 		lb_printf(&lb, " id %u", s->id);
 	return lb.err;

@@ -19,6 +19,15 @@
 /* The longest ledger line: every field quoted, every device named */
 #define LEDGER_LINE_MAX 4096
 
+/* "vgpu TYPE": a type id, as the directory under mdev_supported_types */
+#define ALLOC_VGPU_TYPE_BUFSZ 64
+
+/* An mdev instance named by "vgpu UUID [ made ]" */
+struct alloc_vgpu {
+	char uuid[GPUCTL_UUID_LEN + 1];	/* lower case */
+	bool made;	/* made for the allocation: alloc del removes it */
+};
+
 /*
  * An allocation as a user writes it, on the command line or in a saved
  * ledger, before the kernel has seen it. Empty strings are absent fields.
@@ -32,6 +41,10 @@ struct alloc_spec {
 	size_t ndevs;
 	char devs[ALLOC_DEVS_MAX][ADDR_BUFSZ];	/* canonical addresses */
 	u32 count;				/* 0: the GPUs are named */
+	size_t nvgpus;
+	struct alloc_vgpu vgpus[ALLOC_DEVS_MAX];	/* named instances */
+	char vgpu_type[ALLOC_VGPU_TYPE_BUFSZ];	/* "": none to make */
+	u32 vgpu_count;				/* how many to make */
 	char match[GPUCTL_MATCH_LEN + 1];
 	bool has_numa;
 	u32 numa_node;

@@ -2,10 +2,11 @@
 /*
  * Copyright (C) 2025 The gpuctl authors
  *
- * gpuctl apply: load the rules of /etc/gpuctl/gpuctl.conf into the module
- * and give its PFs the VF counts it declares, as gpuctl.service does at
- * boot, or turn its rules into the modprobe.d line that the initramfs hook
- * installs. Either the whole file applies or nothing changes, and applying
+ * gpuctl apply: load the rules of /etc/gpuctl/gpuctl.conf into the module,
+ * give its PFs the VF counts it declares and make the vGPUs it declares,
+ * in that order (a PF's VFs may be mdev parents), as gpuctl.service does
+ * at boot, or turn its rules into the modprobe.d line that the initramfs
+ * hook installs. Either the whole file applies or nothing changes, and applying
  * it twice changes nothing the second time.
  */
 
@@ -185,9 +186,66 @@ static const struct vfs_spec *apply_vfs(struct nl_ctx *nl,
 	return NULL;
 }
 
-/* What this run changed: {"rules":[...],"vfs":[...]} */
+/* Remove the instances this run made, last first */
+static void vgpus_rollback(const struct vgpu_spec *const *made, size_t n)
+{
+	int ret;
+
+	while (n-- > 0) {
+		ret = mdev_remove(made[n]->uuid);
+		if (ret)
+			fprintf(stderr, "gpuctl: apply: cannot remove mdev %s: %s\n",
+				made[n]->uuid, strerror(-ret));
+	}
+}
+
+/*
+ * The file's vGPUs, in file order, after the VF counts. One that exists
+ * with the declared type and parent is left alone; one that exists as
+ * something else is an error, not replaced: a VM may use it. Return: NULL,
+ * or the line that failed; *@n_made tells what was made before it.
+ */
+static const struct vgpu_spec *apply_vgpus(struct nl_ctx *nl,
+					   const struct conf *conf,
+					   const struct vgpu_spec **made,
+					   size_t *n_made)
+{
+	char type[MDEV_TYPE_BUFSZ], parent[MDEV_PARENT_BUFSZ];
+	const struct vgpu_spec *v;
+	struct nl_list list;
+	size_t i;
+	int ret;
+
+	*n_made = 0;
+	for (i = 0; i < conf->n_vgpus; i++) {
+		v = &conf->vgpus[i];
+		ret = mdev_identity(v->uuid, type, parent, sizeof(type));
+		if (!ret && (strcmp(type, v->type) || strcmp(parent, v->parent))) {
+			fprintf(stderr,
+				"gpuctl: apply: mdev %s exists as type %s on %s\n",
+				v->uuid, type, parent);
+			return v;
+		}
+		if (!ret)
+			continue;
+		if (ret != -ENOENT) {
+			fprintf(stderr, "gpuctl: apply: cannot read mdev %s: %s\n",
+				v->uuid, strerror(-ret));
+			return v;
+		}
+		ret = vgpu_make(nl, v, "apply", &list);
+		nl_list_free(&list);
+		if (ret)
+			return v;
+		made[(*n_made)++] = v;
+	}
+	return NULL;
+}
+
+/* What this run changed: {"rules":[...],"vfs":[...],"vgpus":[...]} */
 static void apply_print(const struct nl_list *added,
-			const struct vfs_done *done, size_t n)
+			const struct vfs_done *done, size_t n,
+			const struct vgpu_spec *const *made, size_t n_made)
 {
 	size_t i;
 
@@ -205,6 +263,16 @@ static void apply_print(const struct nl_list *added,
 		print_nl();
 	}
 	close_json_array(PRINT_JSON, NULL);
+	open_json_array(PRINT_JSON, "vgpus");
+	for (i = 0; i < n_made; i++) {
+		open_json_object(NULL);
+		print_string(PRINT_ANY, "uuid", "vgpu %s ", made[i]->uuid);
+		print_string(PRINT_ANY, "type", "type %s ", made[i]->type);
+		print_string(PRINT_ANY, "parent", "parent %s", made[i]->parent);
+		close_json_object();
+		print_nl();
+	}
+	close_json_array(PRINT_JSON, NULL);
 	delete_json_obj();
 }
 
@@ -212,12 +280,13 @@ static int apply_kernel(struct gpuctl *g, const char *file,
 			const struct conf *conf)
 {
 	const struct rule_set *set = &conf->rules;
+	const struct vgpu_spec **made = NULL, *failed_vgpu;
 	const struct vfs_spec *failed;
 	struct vfs_done *done = NULL;
 	struct nl_list have, added;
 	const struct rule_spec *r;
 	struct nl_ctx *nl;
-	size_t i, n_done;
+	size_t i, n_done, n_made;
 	int ret;
 
 	ret = gpuctl_nl(g, &nl);
@@ -226,7 +295,8 @@ static int apply_kernel(struct gpuctl *g, const char *file,
 	reserve_list_init(&have);
 	reserve_list_init(&added);
 	done = calloc(conf->n_vfs ? conf->n_vfs : 1, sizeof(*done));
-	if (!done) {
+	made = calloc(conf->n_vgpus ? conf->n_vgpus : 1, sizeof(*made));
+	if (!done || !made) {
 		fprintf(stderr, "gpuctl: out of memory\n");
 		ret = EXIT_KERNEL;
 		goto out;
@@ -264,8 +334,20 @@ static int apply_kernel(struct gpuctl *g, const char *file,
 		ret = EXIT_KERNEL;
 		goto out;
 	}
-	apply_print(&added, done, n_done);
+	failed_vgpu = apply_vgpus(nl, conf, made, &n_made);
+	if (failed_vgpu) {
+		fprintf(stderr, "%s:%u: cannot make vgpu %s%s\n", file,
+			failed_vgpu->line, failed_vgpu->uuid,
+			added.n || n_done || n_made ? ", rolling back" : "");
+		vgpus_rollback(made, n_made);
+		vfs_rollback(nl, done, n_done);
+		apply_rollback(nl, &added);
+		ret = EXIT_KERNEL;
+		goto out;
+	}
+	apply_print(&added, done, n_done, made, n_made);
 out:
+	free(made);
 	free(done);
 	nl_list_free(&added);
 	nl_list_free(&have);

@@ -5,7 +5,8 @@
  * The config file (/etc/gpuctl/gpuctl.conf) as text: each line is a
  * command of the tool without the tool's verb, "reserve MATCH ..." as
  * "gpuctl reserve add" takes it, "dev DEV numvfs NUM" as "gpuctl dev set"
- * does. gpuctl apply and its tests read files only through here.
+ * does, "vgpu PARENT type TYPE uuid UUID" as "gpuctl vgpu add". gpuctl
+ * apply and its tests read files only through here.
  */
 
 #include <errno.h>
@@ -75,6 +76,67 @@ static int conf_vfs_parse(struct args *a, struct vfs_spec *v, char *err,
 }
 
 /**
+ * vgpu_spec_parse() - read "PARENT type TYPE [ uuid UUID ]"
+ * @a: the words; all of them are used
+ * @v: filled
+ * @err: the reason, when @a is wrong
+ * @errsz: size of @err
+ *
+ * Shared by "gpuctl vgpu add" and the config file's "vgpu" lines, which
+ * also need the UUID. The keywords come in either order, each once.
+ *
+ * Return: 0, or -EINVAL with @err set.
+ */
+int vgpu_spec_parse(struct args *a, struct vgpu_spec *v, char *err,
+		    size_t errsz)
+{
+	const char *arg = args_next(a), *key, *val;
+
+	memset(v, 0, sizeof(*v));
+	if (!arg)
+		return conf_err(err, errsz,
+				"expected \"PARENT type TYPE [ uuid UUID ]\"");
+	if (mdev_parent_name(arg, v->parent, sizeof(v->parent)))
+		return conf_err(err, errsz, "invalid parent \"%s\"", arg);
+	while ((key = args_next(a))) {
+		val = args_next(a);
+		if (strcmp(key, "type") && strcmp(key, "uuid"))
+			return conf_err(err, errsz,
+					"unknown keyword \"%s\", expected type or uuid",
+					key);
+		if (!val)
+			return conf_err(err, errsz, "%s needs a value", key);
+		if (!strcmp(key, "type") ? v->type[0] != '\0' : v->has_uuid)
+			return conf_err(err, errsz, "%s given twice", key);
+		if (!strcmp(key, "uuid")) {
+			if (uuid_parse(val, v->uuid, sizeof(v->uuid)))
+				return conf_err(err, errsz,
+						"malformed UUID \"%s\"", val);
+			v->has_uuid = true;
+		} else if (mdev_parent_name(val, v->type, sizeof(v->type)) ||
+			   strchr(val, ':')) {
+			/* a type id is a directory name, as a parent's is */
+			return conf_err(err, errsz, "invalid type \"%s\"", val);
+		}
+	}
+	if (!v->type[0])
+		return conf_err(err, errsz, "type TYPE is required");
+	return 0;
+}
+
+/* "vgpu PARENT type TYPE uuid UUID": a boot must make the same instance */
+static int conf_vgpu_parse(struct args *a, struct vgpu_spec *v, char *err,
+			   size_t errsz)
+{
+	if (vgpu_spec_parse(a, v, err, errsz))
+		return -EINVAL;
+	if (!v->has_uuid)
+		return conf_err(err, errsz,
+				"uuid UUID is required, so that every boot makes the same instance");
+	return 0;
+}
+
+/**
  * conf_line_parse() - read one line of the config file
  * @line: the line, cut into words in place; "#" starts a comment
  * @cl: what the line declares, when it declares something
@@ -107,8 +169,11 @@ int conf_line_parse(char *line, struct conf_line *cl, char *err,
 	if (!strcmp(verb, "dev"))
 		return conf_vfs_parse(&a, &cl->vfs, err, errsz) ? -EINVAL :
 								   CONF_VFS;
+	if (!strcmp(verb, "vgpu"))
+		return conf_vgpu_parse(&a, &cl->vgpu, err, errsz) ? -EINVAL :
+								     CONF_VGPU;
 	return conf_err(err, errsz,
-			"unknown keyword \"%s\", expected \"reserve\" or \"dev\"",
+			"unknown keyword \"%s\", expected \"reserve\", \"dev\" or \"vgpu\"",
 			verb);
 }
 
@@ -152,6 +217,26 @@ static int conf_add_vfs(struct conf *conf, const struct vfs_spec *s,
 	return 0;
 }
 
+static int conf_add_vgpu(struct conf *conf, const struct vgpu_spec *s,
+			 char *err, size_t errsz)
+{
+	struct vgpu_spec *v;
+	size_t i;
+
+	for (i = 0; i < conf->n_vgpus; i++) {
+		if (!strcmp(conf->vgpus[i].uuid, s->uuid))
+			return conf_err(err, errsz,
+					"vgpu %s is already on line %u",
+					s->uuid, conf->vgpus[i].line);
+	}
+	v = realloc(conf->vgpus, (conf->n_vgpus + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	conf->vgpus = v;
+	conf->vgpus[conf->n_vgpus++] = *s;
+	return 0;
+}
+
 /* One line into the conf @ctx; the message in @err when it is wrong */
 static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
 		     size_t errsz)
@@ -167,6 +252,9 @@ static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
 	case CONF_VFS:
 		cl.vfs.line = lineno;
 		return conf_add_vfs(ctx, &cl.vfs, err, errsz);
+	case CONF_VGPU:
+		cl.vgpu.line = lineno;
+		return conf_add_vgpu(ctx, &cl.vgpu, err, errsz);
 	default:
 		return -EINVAL;
 	}
@@ -180,7 +268,8 @@ static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
  *
  * Every error is printed as "FILE:LINE: message", and the whole file is
  * read, so that one run shows every mistake. A second rule for the same
- * match, or a second numvfs for the same device, is an error.
+ * match, a second numvfs for the same device, or a second vgpu with the
+ * same UUID, is an error.
  *
  * Return: 0, -EINVAL when the file has errors, or another negative errno
  * (printed) when it could not be read.
@@ -202,4 +291,7 @@ void conf_free(struct conf *conf)
 	free(conf->vfs);
 	conf->vfs = NULL;
 	conf->n_vfs = 0;
+	free(conf->vgpus);
+	conf->vgpus = NULL;
+	conf->n_vgpus = 0;
 }

@@ -6,7 +6,9 @@
 #define _GPUCTL_CONF_H
 
 #include <stdio.h>
+#include <linux/gpuctl.h>
 
+#include "mdev_sysfs.h"
 #include "rule.h"
 #include "utils.h"
 
@@ -17,11 +19,25 @@ struct vfs_spec {
 	unsigned int line;		/* in its config file */
 };
 
+/*
+ * "vgpu PARENT type TYPE uuid UUID": an mdev instance that is to exist;
+ * "gpuctl vgpu add" takes the same words, with the UUID optional there.
+ */
+struct vgpu_spec {
+	char parent[MDEV_PARENT_BUFSZ];
+	char type[MDEV_TYPE_BUFSZ];
+	char uuid[GPUCTL_UUID_LEN + 1];
+	bool has_uuid;
+	unsigned int line;		/* in its config file */
+};
+
 /* What a config file declares, each kind in file order */
 struct conf {
 	struct rule_set rules;
 	struct vfs_spec *vfs;
 	size_t n_vfs;
+	struct vgpu_spec *vgpus;
+	size_t n_vgpus;
 };
 
 /* What one line of a config file holds */
@@ -29,15 +45,19 @@ enum conf_kind {
 	CONF_BLANK,
 	CONF_RULE,
 	CONF_VFS,
+	CONF_VGPU,
 };
 
 struct conf_line {
 	struct rule_spec rule;		/* CONF_RULE */
 	struct vfs_spec vfs;		/* CONF_VFS */
+	struct vgpu_spec vgpu;		/* CONF_VGPU */
 };
 
 int vfs_numvfs_parse(struct args *a, struct vfs_spec *v, char *err,
 		     size_t errsz);
+int vgpu_spec_parse(struct args *a, struct vgpu_spec *v, char *err,
+		    size_t errsz);
 int conf_line_parse(char *line, struct conf_line *cl, char *err,
 		    size_t errsz);
 int conf_file_parse(FILE *fp, const char *name, struct conf *conf);

@@ -67,6 +67,16 @@ int cmd_alloc(struct gpuctl *g, struct args *a);
 int cmd_limit(struct gpuctl *g, struct args *a);
 int cmd_vgpu(struct gpuctl *g, struct args *a);
 
+/* vgpu.c, vgpu_type.c: making instances; the mdev types, from sysfs */
+struct mdev_type_info;
+struct vgpu_spec;
+int vgpu_make(struct nl_ctx *nl, const struct vgpu_spec *r, const char *cmd,
+	      struct nl_list *list);
+int vgpu_remove(struct nl_ctx *nl, const char *uuid, const char *cmd);
+int vgpu_types_show(const char *parent);
+int vgpu_type_find(const char *parent, const char *type,
+		   struct mdev_type_info *t, const char *cmd);
+
 /* "vfio-pci did not bind", "bound to snd_hda_intel" */
 #define STATE_REASON_BUFSZ 128
 
@@ -157,6 +167,8 @@ struct alloc_info {
 	char labels[ALLOC_NR_LABELS][GPUCTL_LABEL_LEN + 1];
 	size_t ndevs;
 	char (*devs)[ADDR_BUFSZ];
+	size_t nvgpus;
+	struct alloc_vgpu *vgpus;	/* its mdev instances */
 	bool detach_on_stop;
 	bool has_uid;
 	bool has_gid;
@@ -184,6 +196,11 @@ int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
 int alloc_del(struct nl_ctx *nl, u32 id, const char *owner);
 int alloc_dump(struct nl_ctx *nl, struct nl_list *list);
 
+/* alloc_vgpu.c: the vGPUs an allocation makes, and removes again */
+int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s, size_t *first);
+void alloc_vgpus_unmake(const struct alloc_spec *s, size_t first);
+int alloc_vgpus_remove(struct nl_ctx *nl, const struct nl_list *allocs);
+
 /* An mdev instance as the kernel describes it, for vgpu show and monitor */
 struct vgpu_info {
 	char uuid[GPUCTL_UUID_LEN + 1];
@@ -193,6 +210,8 @@ struct vgpu_info {
 	char driver[NAME_BUFSZ];	/* "": unbound */
 	bool has_group;
 	u32 group;
+	bool has_allocation;	/* only for CAP_SYS_ADMIN */
+	u32 allocation;
 };
 
 int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v);

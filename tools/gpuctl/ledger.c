@@ -68,7 +68,13 @@ static int alloc_to_spec(const struct alloc_info *al,
 			return -E2BIG;
 		snprintf(s->devs[s->ndevs++], ADDR_BUFSZ, "%s", d->address);
 	}
-	if (!s->ndevs)
+	/* vGPUs by UUID, the made ones marked, to be named again */
+	for (i = 0; i < al->nvgpus; i++) {
+		if (s->nvgpus == ALLOC_DEVS_MAX)
+			return -E2BIG;
+		s->vgpus[s->nvgpus++] = al->vgpus[i];
+	}
+	if (!s->ndevs && !s->nvgpus)
 		return -ENODEV;
 	s->detach_on_stop = al->detach_on_stop;
 	s->has_uid = al->has_uid;

@@ -158,21 +158,9 @@ void nl_perror(const struct nl_ctx *nl, int err)
 		fprintf(stderr, "Error: %s\n", strerror(-err));
 }
 
-/**
- * nl_request() - send a request to the gpuctl family and read the reply
- * @nl: an open socket
- * @nlh: the request, from nl_msg_start()
- * @cb: called for each reply message
- * @reset: called before a dump is retried, to drop what @cb collected
- * @data: passed to @cb and @reset
- *
- * Dumps that raced with an inventory change (NLM_F_DUMP_INTR) or were
- * interrupted are retried a bounded number of times. Errors are printed.
- *
- * Return: 0 or a negative errno.
- */
-int nl_request(struct nl_ctx *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
-	       void (*reset)(void *data), void *data)
+/* nl_request() without the message: the caller explains the failure */
+static int nl_request_quiet(struct nl_ctx *nl, struct nlmsghdr *nlh,
+			    mnl_cb_t cb, void (*reset)(void *data), void *data)
 {
 	struct nl_req req;
 	int tries, ret;
@@ -192,6 +180,27 @@ int nl_request(struct nl_ctx *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 		if (reset)
 			reset(data);
 	}
+	return ret;
+}
+
+/**
+ * nl_request() - send a request to the gpuctl family and read the reply
+ * @nl: an open socket
+ * @nlh: the request, from nl_msg_start()
+ * @cb: called for each reply message
+ * @reset: called before a dump is retried, to drop what @cb collected
+ * @data: passed to @cb and @reset
+ *
+ * Dumps that raced with an inventory change (NLM_F_DUMP_INTR) or were
+ * interrupted are retried a bounded number of times. Errors are printed.
+ *
+ * Return: 0 or a negative errno.
+ */
+int nl_request(struct nl_ctx *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
+	       void (*reset)(void *data), void *data)
+{
+	int ret = nl_request_quiet(nl, nlh, cb, reset, data);
+
 	if (ret)
 		nl_perror(nl, ret);
 	return ret;
@@ -254,6 +263,21 @@ static void nl_list_reset(void *data)
 int nl_collect(struct nl_ctx *nl, struct nlmsghdr *nlh, struct nl_list *list)
 {
 	return nl_request(nl, nlh, nl_collect_cb, nl_list_reset, list);
+}
+
+/**
+ * nl_collect_quiet() - nl_collect() for a request whose failure the caller
+ *	explains, or expects: nothing is printed
+ * @nl: an open socket
+ * @nlh: the request
+ * @list: as for nl_collect()
+ *
+ * Return: 0 or a negative errno; @nl->ext_msg holds the kernel's message.
+ */
+int nl_collect_quiet(struct nl_ctx *nl, struct nlmsghdr *nlh,
+		     struct nl_list *list)
+{
+	return nl_request_quiet(nl, nlh, nl_collect_cb, nl_list_reset, list);
 }
 
 void nl_list_free(struct nl_list *list)

@@ -51,6 +51,8 @@ struct nl_list {
 };
 
 int nl_collect(struct nl_ctx *nl, struct nlmsghdr *nlh, struct nl_list *list);
+int nl_collect_quiet(struct nl_ctx *nl, struct nlmsghdr *nlh,
+		     struct nl_list *list);
 void nl_list_free(struct nl_list *list);
 int nl_monitor_join(struct nl_ctx *nl);
 int nl_monitor_recv(struct nl_ctx *nl, mnl_cb_t cb, void *data);

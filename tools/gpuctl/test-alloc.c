@@ -19,6 +19,8 @@
 #include "test-cmdline.h"
 
 #define UUID "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+#define VGPU1 "8e2f0c10-0000-4000-8000-0000000000a1"
+#define VGPU2 "8e2f0c10-0000-4000-8000-0000000000a2"
 #define ADD "alloc add owner " UUID
 #define LABEL64 \
 	"0123456789012345678901234567890123456789012345678901234567890123"
@@ -72,7 +74,7 @@ static const struct {
 	{ ADD " name \"vm\"x dev 1:0.0", -1, "text after a closing quote" },
 	{ ADD " name v\"m dev 1:0.0", -1, "a quote inside a word" },
 	{ ADD " name \"v\\m\" dev 1:0.0", -1, "invalid escape in quotes" },
-	{ ADD " name \"vm\"# comment\n", -1, "missing dev ADDR or count N" },
+	{ ADD " name \"vm\"# comment\n", -1, "missing dev ADDR, count N or vgpu" },
 	{ ADD " dev 1:0.0#comment", LEDGER_ALLOC, ADD " dev 0000:01:00.0" },
 	{ "alloc add", -1, "missing owner UUID" },
 	{ "alloc del 3", -1,
@@ -80,14 +82,34 @@ static const struct {
 	{ "alloc", -1, "expected \"alloc add\" or \"limit set\", not \"alloc\"" },
 	{ "reserve 01:00.0", -1,
 	  "expected \"alloc add\" or \"limit set\", not \"reserve 01:00.0\"" },
-	{ ADD, -1, "missing dev ADDR or count N" },
+	{ ADD, -1, "missing dev ADDR, count N or vgpu" },
 	{ ADD " dev 1:0.0 count 1", -1, "give dev or count, not both" },
-	{ ADD " dev 1:0.0 numa 0", -1, "\"numa\" needs count" },
+	{ ADD " dev 1:0.0 numa 0", -1, "\"numa\" needs count or vgpu TYPE" },
 	{ ADD " dev 1:0.0 match 10de:*", -1, "\"match\" needs count" },
 	{ ADD " count 1 policy legacy", -1, "\"policy\" needs numa" },
 	{ ADD " count 1 numa 0 policy strict", -1,
 	  "invalid policy \"strict\", expected required, preferred or legacy" },
 	{ ADD " count 0", -1, "count must be at least 1" },
+	{ ADD " vgpu 8E2F0C10-0000-4000-8000-0000000000A1 vgpu " VGPU2 " made",
+	  LEDGER_ALLOC, ADD " vgpu " VGPU1 " vgpu " VGPU2 " made" },
+	{ ADD " vgpu nvidia-222 count 3 numa 1 policy required", LEDGER_ALLOC,
+	  ADD " numa 1 policy required vgpu nvidia-222 count 3" },
+	{ ADD " vgpu mbochs-small dev 1:0.0", LEDGER_ALLOC,
+	  ADD " dev 0000:01:00.0 vgpu mbochs-small count 1" },
+	{ ADD " count 2 vgpu mtty-1 count 4", LEDGER_ALLOC,
+	  ADD " count 2 vgpu mtty-1 count 4" },
+	{ ADD " vgpu", -1, "\"vgpu\" needs a UUID or a type" },
+	{ ADD " vgpu a vgpu b", -1,
+	  "one vgpu TYPE per allocation, a is given already" },
+	{ ADD " vgpu 01:00.0", -1,
+	  "invalid vgpu \"01:00.0\", expected a UUID or a type" },
+	{ ADD " vgpu a/b", -1, "invalid vgpu \"a/b\", expected a UUID or a type" },
+	{ ADD " vgpu ..", -1, "invalid vgpu type \"..\"" },
+	{ ADD " vgpu t count 0", -1, "vgpu count must be 1 to 64" },
+	{ ADD " vgpu t count 65", -1, "vgpu count must be 1 to 64" },
+	{ ADD " vgpu t count", -1, "\"count\" needs a value" },
+	{ ADD " vgpu " VGPU1 " vgpu 8e2f0c10-0000-4000-8000-0000000000A1",
+	  -1, "vgpu " VGPU1 " given twice" },
 	{ ADD " dev 1:0.0 id 0", -1, "id must be at least 1" },
 	{ ADD " dev 1:0.0 id", -1, "\"id\" needs a value" },
 	{ ADD " dev 1:0.0 uid x", -1, "invalid uid \"x\", expected a number" },
@@ -297,15 +319,21 @@ static struct nlmsghdr *fake_alloc_msg(char *buf)
 			  "0000:07:00.0 was removed");
 	mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_GPUS, 1);
 	mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_END, GPUCTL_ALLOC_END_DETACHED);
+	mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_MDEV, VGPU1);
+	mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_MDEV_MADE, VGPU2);
 	/* an attribute from a future module must be skipped */
 	mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_MAX + 1, 42);
 	return nlh;
 }
 
+#define VGPUS_TEXT " " VGPU1 " " VGPU2 " (made)"
+
 #define ALLOC_JSON \
 	"{\"allocations\":[{\"id\":3,\"owner\":\"" UUID "\"," \
 	"\"name\":\"vm \\\"1\\\"\",\"account\":null,\"project\":\"p\"," \
 	"\"domain\":null,\"devices\":[\"0000:07:00.0\",\"0000:07:00.1\"]," \
+	"\"vgpus\":[{\"uuid\":\"" VGPU1 "\",\"made\":false}," \
+	"{\"uuid\":\"" VGPU2 "\",\"made\":true}]," \
 	"\"gpus\":1,\"state\":\"lost\"," \
 	"\"state_reason\":\"0000:07:00.0 was removed\"," \
 	"\"detach_on_stop\":true,\"uid\":107,\"gid\":null," \
@@ -318,7 +346,7 @@ static struct nlmsghdr *fake_alloc_msg(char *buf)
 #define ALLOC_JSON_LEAST \
 	"{\"allocations\":[{\"id\":1,\"owner\":\"" UUID "\"," \
 	"\"name\":null,\"account\":null,\"project\":null," \
-	"\"domain\":null,\"devices\":[],\"gpus\":0," \
+	"\"domain\":null,\"devices\":[],\"vgpus\":[],\"gpus\":0," \
 	"\"state\":\"idle\",\"state_reason\":null," \
 	"\"detach_on_stop\":false,\"uid\":null,\"gid\":null," \
 	"\"end\":null}]}\n"
@@ -353,7 +381,8 @@ static void test_alloc_output(void)
 	free(out);
 	render_allocs(&list, false, &out);
 	check_str("alloc text of alloc show", out,
-		  ALLOC_TEXT "\n  devices: 0000:07:00.0 0000:07:00.1\n");
+		  ALLOC_TEXT "\n  devices: 0000:07:00.0 0000:07:00.1\n"
+		  "  vgpus:" VGPUS_TEXT "\n");
 	free(out);
 
 	capture_start(&c);
@@ -361,7 +390,7 @@ static void test_alloc_output(void)
 	alloc_info_print(&al, ALLOC_FORM_LINE);
 	capture_end(&c, &out, &err);
 	check_str("alloc text line", out,
-		  ALLOC_TEXT " devices 0000:07:00.0 0000:07:00.1");
+		  ALLOC_TEXT " devices 0000:07:00.0 0000:07:00.1 vgpus" VGPUS_TEXT);
 	free(out);
 	free(err);
 	alloc_info_release(&al);

@@ -38,6 +38,9 @@
 	"alloc add: invalid owner \"" o "\", expected a UUID " \
 	"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
 
+/* A UUID as users may type it, upper case */
+#define UPPER_UUID "8E2F0C10-0000-4000-8000-000000000001"
+
 /*
  * The words after "gpuctl", the exit code, and for a refused line the
  * error, which gpuctl prints as "gpuctl: ERROR" on stderr: the right exit
@@ -300,7 +303,13 @@ static const struct test_case {
 	  BAD_OWNER("{" UUID "}") },
 	{ 1, "alloc add owner 1g4e28ba-2fa1-11d2-883f-0016d3cca427 dev 01:00.0",
 	  BAD_OWNER("1g4e28ba-2fa1-11d2-883f-0016d3cca427") },
-	{ 1, AA "", "alloc add: missing dev ADDR or count N" },
+	{ 1, AA "", "alloc add: missing dev ADDR, count N or vgpu" },
+	{ 0, AA " vgpu mbochs-small count 2", NULL },
+	{ 0, AA " vgpu 8e2f0c10-0000-4000-8000-0000000000a1 dev 01:00.0", NULL },
+	{ 0, AA " vgpu nvidia-222 numa 0 policy required", NULL },
+	{ 1, AA " vgpu a b", "alloc add: unexpected argument \"b\"" },
+	{ 1, AA " count 60 vgpu t count 5",
+	  "alloc add: more than 64 GPUs and vGPUs in one allocation" },
 	{ 1, AA " owner " UUID " dev 01:00.0",
 	  "alloc add: \"owner\" given twice" },
 	{ 1, AA " dev", "alloc add: \"dev\" needs a PCI address" },
@@ -318,7 +327,7 @@ static const struct test_case {
 	{ 1, AA " count 1 count 2", "alloc add: \"count\" given twice" },
 	{ 1, AA " dev 01:00.0 match 10de:*",
 	  "alloc add: \"match\" needs count" },
-	{ 1, AA " dev 01:00.0 numa 0", "alloc add: \"numa\" needs count" },
+	{ 1, AA " dev 01:00.0 numa 0", "alloc add: \"numa\" needs count or vgpu TYPE" },
 	{ 1, AA " count 1 policy required",
 	  "alloc add: \"policy\" needs numa" },
 	{ 1, AA " count 1 numa 0 policy strict",
@@ -349,6 +358,9 @@ static const struct test_case {
 	{ 0, "alloc del id 3", NULL },
 	{ 0, "alloc del owner " UUID, NULL },
 	{ 0, "alloc del help", NULL },
+	{ 0, "alloc del 3 keep", NULL },
+	{ 0, "alloc del owner " UUID " keep", NULL },
+	{ 1, "alloc del 3 keep x", "alloc del: unexpected argument \"x\"" },
 	{ 1, "alloc del", "alloc del: missing ID or owner UUID" },
 	{ 1, "alloc del id",
 	  "alloc del: invalid allocation id \"\", expected a number" },
@@ -385,6 +397,33 @@ static const struct test_case {
 	  "vgpu show: unexpected argument \"x\"" },
 	{ 1, "vgpu list",
 	  "vgpu: unknown command \"list\", try \"gpuctl vgpu help\"" },
+	{ 0, "vgpu types", NULL },
+	{ 0, "vgpu types 00:02.0", NULL },
+	{ 0, "vgpu types mbochs", NULL },
+	{ 0, "vgpu types help", NULL },
+	{ 1, "vgpu types ../x", "vgpu types: invalid parent \"../x\"" },
+	{ 1, "vgpu types mbochs mtty", "vgpu types: unexpected argument \"mtty\"" },
+	{ 0, "vgpu add mbochs type mbochs-small", NULL },
+	{ 0, "vgpu add 0000:00:02.0 type nvidia-222 uuid " UPPER_UUID, NULL },
+	{ 0, "vgpu add mbochs uuid 8e2f0c10-0000-4000-8000-000000000001 type mbochs-small", NULL },
+	{ 0, "vgpu add help", NULL },
+	{ 1, "vgpu add", "vgpu add: expected \"PARENT type TYPE [ uuid UUID ]\"" },
+	{ 1, "vgpu add mbochs", "vgpu add: type TYPE is required" },
+	{ 1, "vgpu add mbochs type", "vgpu add: type needs a value" },
+	{ 1, "vgpu add mbochs type a type b", "vgpu add: type given twice" },
+	{ 1, "vgpu add mbochs type a/b", "vgpu add: invalid type \"a/b\"" },
+	{ 1, "vgpu add mbochs type 01:00.0", "vgpu add: invalid type \"01:00.0\"" },
+	{ 1, "vgpu add mbochs type a uuid 8e2f0c10",
+	  "vgpu add: malformed UUID \"8e2f0c10\"" },
+	{ 1, "vgpu add mbochs type a count 2",
+	  "vgpu add: unknown keyword \"count\", expected type or uuid" },
+	{ 1, "vgpu add .. type a", "vgpu add: invalid parent \"..\"" },
+	{ 0, "vgpu del 8e2f0c10-0000-4000-8000-000000000001", NULL },
+	{ 0, "vgpu del help", NULL },
+	{ 1, "vgpu del", "vgpu del: expected a UUID" },
+	{ 1, "vgpu del mbochs", "vgpu del: malformed UUID \"mbochs\"" },
+	{ 1, "vgpu del 8e2f0c10-0000-4000-8000-000000000001 x",
+	  "vgpu del: unexpected argument \"x\"" },
 	/* limit */
 	{ 0, "limit", NULL },
 	{ 0, "limit show", NULL },
@@ -834,6 +873,7 @@ int main(void)
 	test_parsers();
 	test_rules();
 	test_allocs();
+	test_vgpus();
 	pci_names_cleanup();
 	printf("1..%d\n# %d of %d failed\n", test_num, failed, test_num);
 	return failed ? 1 : 0;

@@ -77,9 +77,11 @@ static const struct {
 	  1, "1234:1111:1af4:1100@nvgrace_gpu_vfio_pci+force+take" },
 	{ "reserve", -1, "missing MATCH" },
 	{ "reserve # 01:00.0", -1, "missing MATCH" },
-	{ "reserv 01:00.0", -1, "unknown keyword \"reserv\", expected \"reserve\" or \"dev\"" },
-	{ "RESERVE 01:00.0", -1, "unknown keyword \"RESERVE\", expected \"reserve\" or \"dev\"" },
-	{ "01:00.0", -1, "unknown keyword \"01:00.0\", expected \"reserve\" or \"dev\"" },
+	{ "reserv 01:00.0", -1,
+	  "unknown keyword \"reserv\", expected \"reserve\", \"dev\" or \"vgpu\"" },
+	{ "RESERVE 01:00.0", -1,
+	  "unknown keyword \"RESERVE\", expected \"reserve\", \"dev\" or \"vgpu\"" },
+	{ "01:00.0", -1, "unknown keyword \"01:00.0\", expected \"reserve\", \"dev\" or \"vgpu\"" },
 	{ "reserve 10de:233", -1, "invalid match \"10de:233\", " MATCH_FORMS },
 	{ "reserve 01:00.0 driver", -1, "\"driver\" needs a driver name" },
 	{ "reserve 01:00.0 driver nouveau", -1,
@@ -113,7 +115,27 @@ static const struct {
 	{ "dev 41:00.0 numvfs -1", -1, "numvfs takes a number from 0 to 65535" },
 	{ "dev 41:00.0 numvfs 4 4", -1, "unexpected argument \"4\"" },
 	{ "DEV 41:00.0 numvfs 4", -1,
-	  "unknown keyword \"DEV\", expected \"reserve\" or \"dev\"" },
+	  "unknown keyword \"DEV\", expected \"reserve\", \"dev\" or \"vgpu\"" },
+	/* vgpu lines print as "PARENT TYPE UUID" here */
+	{ "vgpu 3b:00.0 type nvidia-222 uuid 8E2F0C10-0000-4000-8000-000000000001",
+	  3, "0000:3b:00.0 nvidia-222 8e2f0c10-0000-4000-8000-000000000001" },
+	{ "vgpu mbochs uuid 8e2f0c10-0000-4000-8000-000000000001 type mbochs-small # pool",
+	  3, "mbochs mbochs-small 8e2f0c10-0000-4000-8000-000000000001" },
+	{ "vgpu mbochs type mbochs-small", -1,
+	  "uuid UUID is required, so that every boot makes the same instance" },
+	{ "vgpu", -1, "expected \"PARENT type TYPE [ uuid UUID ]\"" },
+	{ "vgpu mbochs uuid 8e2f0c10-0000-4000-8000-000000000001", -1,
+	  "type TYPE is required" },
+	{ "vgpu mbochs type a type b uuid 8e2f0c10-0000-4000-8000-000000000001",
+	  -1, "type given twice" },
+	{ "vgpu mbochs type a uuid 8e2f0c10", -1, "malformed UUID \"8e2f0c10\"" },
+	{ "vgpu ../mbochs type a uuid 8e2f0c10-0000-4000-8000-000000000001", -1,
+	  "invalid parent \"../mbochs\"" },
+	{ "vgpu mbochs type a/b uuid 8e2f0c10-0000-4000-8000-000000000001", -1,
+	  "invalid type \"a/b\"" },
+	{ "vgpu mbochs type a count 2", -1,
+	  "unknown keyword \"count\", expected type or uuid" },
+	{ "vgpu mbochs type", -1, "type needs a value" },
 };
 
 static void test_match(void)
@@ -148,9 +170,12 @@ static void test_lines(void)
 		else if (rc == CONF_VFS)
 			snprintf(got, sizeof(got), "%s %u", cl.vfs.address,
 				 cl.vfs.numvfs);
+		else if (rc == CONF_VGPU)
+			snprintf(got, sizeof(got), "%s %s %s", cl.vgpu.parent,
+				 cl.vgpu.type, cl.vgpu.uuid);
 		else if (rc < 0)
 			snprintf(got, sizeof(got), "%s", err);
-		snprintf(what, sizeof(what), "config line \"%s\"",
+		snprintf(what, sizeof(what), "config line \"%.100s\"",
 			 line_cases[i].line);
 		what[strcspn(what, "\r\n")] = '\0';
 		if (rc != (line_cases[i].rc < 0 ? -EINVAL : line_cases[i].rc)) {
@@ -199,7 +224,7 @@ static const struct {
 	  "reserve 04:00.0 bogus\n"
 	  "reserve 05:00.0\n",
 	  "modprobe", 1, "",
-	  "FILE:2: unknown keyword \"reserv\", expected \"reserve\" or \"dev\"\n"
+	  "FILE:2: unknown keyword \"reserv\", expected \"reserve\", \"dev\" or \"vgpu\"\n"
 	  "FILE:3: invalid match \"10de:233\", " MATCH_FORMS "\n"
 	  "FILE:4: driver nouveau is not a VFIO driver\n"
 	  "FILE:5: a rule for 0000:01:00.0 is already on line 1\n"
@@ -218,6 +243,17 @@ static const struct {
 	  "check", 1, "",
 	  "FILE:2: numvfs for 0000:41:00.0 is already on line 1\n"
 	  "FILE:3: numvfs takes a number from 0 to 65535\n" },
+	{ "file: vgpu lines checked",
+	  "vgpu mbochs type mbochs-small uuid 8e2f0c10-0000-4000-8000-000000000001\n"
+	  "vgpu mtty type mtty-1 uuid 8E2F0C10-0000-4000-8000-000000000001\n"
+	  "vgpu mtty type mtty-1\n",
+	  "check", 1, "",
+	  "FILE:2: vgpu 8e2f0c10-0000-4000-8000-000000000001 is already on line 1\n"
+	  "FILE:3: uuid UUID is required, so that every boot makes the same instance\n" },
+	{ "file: vgpu lines are not for the initramfs",
+	  "reserve 0000:41:00.0\n"
+	  "vgpu 41:00.0 type nvidia-222 uuid 8e2f0c10-0000-4000-8000-000000000001\n",
+	  "modprobe", 0, "options gpuctl reserve=0000:41:00.0\n", "" },
 	{ "file: same ids in other case are the same rule",
 	  "reserve 10de:*\nreserve 10DE:*\n", "check", 1, "",
 	  "FILE:2: a rule for 10de:* is already on line 1\n" },

@@ -3,7 +3,9 @@
  * Copyright (C) 2025 The gpuctl authors
  *
  * gpuctl vgpu: the host's mdev instances (vGPUs) as the module follows
- * them on the mdev bus, whoever created them.
+ * them on the mdev bus, whoever created them; their types; and their
+ * creation and removal, which the tool writes to the mdev core's sysfs
+ * and the module's view confirms (mdev_sysfs.c says why).
  */
 
 #include <errno.h>
@@ -12,15 +14,22 @@
 #include <linux/genetlink.h>
 #include <linux/gpuctl.h>
 
+#include "conf.h"
 #include "gpuctl.h"
 #include "json_print.h"
+#include "mdev_sysfs.h"
 
 static void vgpu_help(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: gpuctl vgpu show [ UUID ]\n"
+		"       gpuctl vgpu types [ PARENT ]\n"
+		"       gpuctl vgpu add PARENT type TYPE [ uuid UUID ]\n"
+		"       gpuctl vgpu del UUID\n"
 		"       gpuctl vgpu help\n"
-		"where  UUID := an mdev instance, xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n");
+		"where  UUID := an mdev instance, xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n"
+		"       PARENT := { DDDD:BB:DD.F | BB:DD.F | NAME }, a device with mdev types\n"
+		"       TYPE := a type's id, as vgpu types lists it\n");
 }
 
 /* Copies a string attribute, validated, into @buf */
@@ -67,6 +76,12 @@ int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v)
 			v->has_group = true;
 			v->group = mnl_attr_get_u32(attr);
 			break;
+		case GPUCTL_A_MDEV_ALLOCATION:
+			if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+				return -1;
+			v->has_allocation = true;
+			v->allocation = mnl_attr_get_u32(attr);
+			break;
 		default:
 			/* attributes from a newer module are skipped */
 			break;
@@ -110,6 +125,10 @@ void vgpu_info_print(const struct vgpu_info *v)
 		print_string(PRINT_ANY, "driver", " driver %s", v->driver);
 	else
 		print_null(PRINT_JSON, "driver", NULL, NULL);
+	if (v->has_allocation)
+		print_uint(PRINT_ANY, "allocation", " alloc %u", v->allocation);
+	else
+		print_null(PRINT_JSON, "allocation", NULL, NULL);
 }
 
 /* Instances as {"vgpus":[...]} or as text, one line each */
@@ -152,8 +171,247 @@ static int cmd_vgpu_show(struct gpuctl *g, struct args *a)
 	return ret;
 }
 
+/* mdev-get of @uuid into @list, quietly: -ENODEV when the module has none */
+static int vgpu_get(struct nl_ctx *nl, const char *uuid, struct nl_list *list)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_MDEV_GET, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_MDEV_UUID, uuid);
+	return nl_collect_quiet(nl, nlh, list);
+}
+
+static int cmd_vgpu_types(struct gpuctl *g, struct args *a)
+{
+	char parent[MDEV_PARENT_BUFSZ];
+	const char *arg;
+
+	arg = args_next(a);
+	if (arg && !strcmp(arg, "help")) {
+		vgpu_help(stdout);
+		return EXIT_OK;
+	}
+	if (arg && mdev_parent_name(arg, parent, sizeof(parent))) {
+		fprintf(stderr, "gpuctl: vgpu types: invalid parent \"%s\"\n",
+			arg);
+		return EXIT_USAGE;
+	}
+	if (!args_done(a, "vgpu types"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+	return vgpu_types_show(arg ? parent : NULL);
+}
+
+/* "PARENT type TYPE [ uuid UUID ]" */
+static int vgpu_add_parse(struct args *a, struct vgpu_spec *r)
+{
+	char err[RULE_ERR_BUFSZ];
+
+	if (vgpu_spec_parse(a, r, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: vgpu add: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* Explains why the mdev core refused to create @r's instance */
+static void vgpu_create_error(const char *cmd, const struct vgpu_spec *r,
+			      int err)
+{
+	if (err == -ENOSPC)
+		fprintf(stderr,
+			"gpuctl: %s: %s has no capacity left for type %s\n",
+			cmd, r->parent, r->type);
+	else if (err == -EEXIST)
+		fprintf(stderr, "gpuctl: %s: mdev %s exists already\n", cmd,
+			r->uuid);
+	else
+		fprintf(stderr,
+			"gpuctl: %s: cannot create mdev %s of type %s on %s: %s\n",
+			cmd, r->uuid, r->type, r->parent, strerror(-err));
+}
+
 /**
- * cmd_vgpu() - gpuctl vgpu { show | help }
+ * vgpu_make() - create @r's instance and see that the module lists it
+ * @nl: an open socket
+ * @r: parent, type and UUID
+ * @cmd: "vgpu add" or "apply", for messages
+ * @list: gets the module's view of the instance; vgpu_list_init() is done
+ *	here, nl_list_free() is for the caller
+ *
+ * The checks before the write give the clearer message; the mdev core's
+ * own checks in the write are what counts when two writers race for the
+ * last instance or for one UUID. The write returns after the mdev core
+ * added the instance and its parent's driver bound it, so the module has
+ * seen both by then: one request confirms it. An instance the module does
+ * not list is removed again.
+ *
+ * Return: 0, or the exit code after the error has been printed.
+ */
+int vgpu_make(struct nl_ctx *nl, const struct vgpu_spec *r, const char *cmd,
+	      struct nl_list *list)
+{
+	struct mdev_type_info t;
+	int ret;
+
+	vgpu_list_init(list);
+	ret = vgpu_type_find(r->parent, r->type, &t, cmd);
+	if (ret)
+		return ret;
+	if (!t.available) {
+		vgpu_create_error(cmd, r, -ENOSPC);
+		return EXIT_KERNEL;
+	}
+	if (mdev_exists(r->uuid)) {
+		vgpu_create_error(cmd, r, -EEXIST);
+		return EXIT_KERNEL;
+	}
+	ret = mdev_create(r->parent, r->type, r->uuid);
+	if (ret) {
+		vgpu_create_error(cmd, r, ret);
+		return EXIT_KERNEL;
+	}
+
+	ret = vgpu_get(nl, r->uuid, list);
+	if (!ret)
+		return EXIT_OK;
+	nl_perror(nl, ret);
+	fprintf(stderr,
+		"gpuctl: %s: the gpuctl module does not list mdev %s; removing it\n",
+		cmd, r->uuid);
+	ret = mdev_remove(r->uuid);
+	if (ret)
+		fprintf(stderr, "gpuctl: %s: cannot remove mdev %s: %s\n", cmd,
+			r->uuid, strerror(-ret));
+	return EXIT_KERNEL;
+}
+
+/*
+ * gpuctl vgpu add PARENT type TYPE [ uuid UUID ]: creates the instance and
+ * shows it as the module lists it.
+ */
+static int cmd_vgpu_add(struct gpuctl *g, struct args *a)
+{
+	struct vgpu_spec r = {};
+	struct nl_list list;
+	struct nl_ctx *nl;
+	int ret;
+
+	if (args_is(a, "help")) {
+		vgpu_help(stdout);
+		return EXIT_OK;
+	}
+	ret = vgpu_add_parse(a, &r);
+	if (ret || g->dry_run)
+		return ret;
+	/* the module must be there to confirm the instance */
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	if (!r.has_uuid && mdev_uuid_generate(r.uuid, sizeof(r.uuid))) {
+		fprintf(stderr, "gpuctl: vgpu add: cannot make a UUID: %m\n");
+		return EXIT_KERNEL;
+	}
+	ret = vgpu_make(nl, &r, "vgpu add", &list);
+	if (!ret)
+		vgpu_list_print(&list);
+	nl_list_free(&list);
+	return ret;
+}
+
+/**
+ * vgpu_remove() - remove an instance and see that the module saw it go
+ * @nl: an open socket
+ * @uuid: the instance, canonical
+ * @cmd: "vgpu del" or "alloc del", for messages
+ *
+ * The mdev core makes the write wait while a VFIO user has the instance
+ * open, until the user closes it.
+ *
+ * Return: 0, or the exit code after the error has been printed.
+ */
+int vgpu_remove(struct nl_ctx *nl, const char *uuid, const char *cmd)
+{
+	struct nl_list list;
+	int ret;
+
+	ret = mdev_remove(uuid);
+	if (ret) {
+		fprintf(stderr, "gpuctl: %s: cannot remove mdev %s: %s\n", cmd,
+			uuid, strerror(-ret));
+		return EXIT_KERNEL;
+	}
+	vgpu_list_init(&list);
+	ret = vgpu_get(nl, uuid, &list);
+	nl_list_free(&list);
+	if (ret != -ENODEV) {
+		if (ret)
+			nl_perror(nl, ret);
+		fprintf(stderr,
+			"gpuctl: %s: the gpuctl module still lists mdev %s\n",
+			cmd, uuid);
+		return EXIT_KERNEL;
+	}
+	return EXIT_OK;
+}
+
+/*
+ * gpuctl vgpu del UUID: removes an instance the module lists and no
+ * allocation holds.
+ */
+static int cmd_vgpu_del(struct gpuctl *g, struct args *a)
+{
+	char uuid[GPUCTL_UUID_LEN + 1];
+	const struct vgpu_info *v;
+	struct nl_list list;
+	struct nl_ctx *nl;
+	const char *arg;
+	int ret;
+
+	arg = args_next(a);
+	if (!arg) {
+		fprintf(stderr, "gpuctl: vgpu del: expected a UUID\n");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(arg, "help")) {
+		vgpu_help(stdout);
+		return EXIT_OK;
+	}
+	if (uuid_parse(arg, uuid, sizeof(uuid))) {
+		fprintf(stderr, "gpuctl: vgpu del: malformed UUID \"%s\"\n", arg);
+		return EXIT_USAGE;
+	}
+	if (!args_done(a, "vgpu del"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+
+	vgpu_list_init(&list);
+	ret = vgpu_get(nl, uuid, &list);
+	if (ret) {
+		nl_perror(nl, ret);
+		fprintf(stderr, "gpuctl: cannot remove vGPU %s\n", uuid);
+		nl_list_free(&list);
+		return EXIT_KERNEL;
+	}
+	v = list.v;
+	if (list.n && v->has_allocation) {
+		fprintf(stderr,
+			"gpuctl: vgpu del: mdev %s is in allocation %u; delete the allocation first\n",
+			uuid, v->allocation);
+		nl_list_free(&list);
+		return EXIT_KERNEL;
+	}
+	nl_list_free(&list);
+	return vgpu_remove(nl, uuid, "vgpu del");
+}
+
+/**
+ * cmd_vgpu() - gpuctl vgpu { show | types | add | del | help }
  * @g: the tool's state
  * @a: the words after "vgpu"
  *
@@ -163,6 +421,9 @@ int cmd_vgpu(struct gpuctl *g, struct args *a)
 {
 	static const struct cmd_entry cmds[] = {
 		{ "show", cmd_vgpu_show },
+		{ "types", cmd_vgpu_types },
+		{ "add", cmd_vgpu_add },
+		{ "del", cmd_vgpu_del },
 	};
 
 	return cmd_dispatch(g, a, "vgpu", cmds, ARRAY_SIZE(cmds), vgpu_help);
