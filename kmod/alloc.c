@@ -440,11 +440,46 @@ const struct gpuctl_dev *gpuctl_alloc_open_dev(const struct gpuctl_alloc *alloc)
 }
 
 /**
+ * gpuctl_alloc_open_mdev() - an mdev instance of an allocation that is open
+ * @alloc: the allocation
+ *
+ * Context: gpuctl_lock held.
+ * Return: the first instance a VFIO user has open, as gpuctl last looked
+ * (mdev-watch.c), or NULL.
+ */
+const struct gpuctl_mdev *
+gpuctl_alloc_open_mdev(const struct gpuctl_alloc *alloc)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	for (i = 0; i < alloc->nr_mdevs; i++) {
+		if (alloc->mdevs[i].mdev && alloc->mdevs[i].mdev->open)
+			return alloc->mdevs[i].mdev;
+	}
+	return NULL;
+}
+
+/**
+ * gpuctl_alloc_in_use() - whether a VFIO user has any of an allocation open
+ * @alloc: the allocation
+ *
+ * Context: gpuctl_lock held.
+ * Return: true when one of its devices or mdev instances is open.
+ */
+bool gpuctl_alloc_in_use(const struct gpuctl_alloc *alloc)
+{
+	return gpuctl_alloc_open_dev(alloc) || gpuctl_alloc_open_mdev(alloc);
+}
+
+/**
  * gpuctl_alloc_update_state() - follow the opens and closes of its devices
  * @alloc: the allocation
  * @notify: announce a change
  *
- * Running while any device is open, idle otherwise; lost stays lost.
+ * Running while any device or mdev instance is open, idle otherwise; lost
+ * stays lost.
  *
  * Context: gpuctl_lock held.
  * Return: true when the state changed.
@@ -458,8 +493,8 @@ bool gpuctl_alloc_update_state(struct gpuctl_alloc *alloc, bool notify)
 	if (alloc->state == GPUCTL_ALLOC_STATE_LOST)
 		return false;
 
-	state = gpuctl_alloc_open_dev(alloc) ? GPUCTL_ALLOC_STATE_RUNNING :
-					       GPUCTL_ALLOC_STATE_IDLE;
+	state = gpuctl_alloc_in_use(alloc) ? GPUCTL_ALLOC_STATE_RUNNING :
+					     GPUCTL_ALLOC_STATE_IDLE;
 	if (state == alloc->state)
 		return false;
 

@@ -142,6 +142,9 @@ void gpuctl_alloc_destroy(struct gpuctl_alloc *alloc, u32 end);
 struct gpuctl_alloc *gpuctl_alloc_find(u32 id);
 struct gpuctl_alloc *gpuctl_alloc_next(unsigned long *id);
 const struct gpuctl_dev *gpuctl_alloc_open_dev(const struct gpuctl_alloc *alloc);
+const struct gpuctl_mdev *
+gpuctl_alloc_open_mdev(const struct gpuctl_alloc *alloc);
+bool gpuctl_alloc_in_use(const struct gpuctl_alloc *alloc);
 bool gpuctl_alloc_update_state(struct gpuctl_alloc *alloc, bool notify);
 void gpuctl_alloc_dev_gone(struct gpuctl_dev *dev);
 void gpuctl_alloc_mdev_gone(struct gpuctl_mdev *m);

@@ -38,6 +38,7 @@
 #include "alloc.h"
 #include "mdev.h"
 #include "netlink.h"
+#include "vfio-track.h"
 
 static LIST_HEAD(gpuctl_mdevs);
 static unsigned long gpuctl_mdev_next_id = 1;
@@ -180,6 +181,8 @@ static void gpuctl_mdev_bound(struct gpuctl_mdev *m, struct device *dev)
 		sizeof(m->driver));
 	m->group = gpuctl_mdev_group_id(dev);
 	gpuctl_inventory_changed();
+	/* nothing announces its opens: look for them (mdev-watch.c) */
+	gpuctl_vfio_watch_poll();
 	if (!m->told) {
 		m->told = true;
 		gpuctl_netlink_notify_mdev(m, GPUCTL_CMD_MDEV_ADD_NTF);

@@ -24,8 +24,8 @@ struct gpuctl_alloc;
 /**
  * struct gpuctl_mdev - one instance on the mdev bus
  * @node: entry in the instance list, in @id order
- * @dev: the instance's device; identity only, never dereferenced after
- *	its removal began (see mdev.c)
+ * @dev: the instance's device; dereferenced only under gpuctl_lock while
+ *	the instance is on the list (see mdev.c, mdev-watch.c)
  * @id: when gpuctl saw it appear, counting from 1; the dump order and key
  * @uuid: its UUID
  * @type: its type's id, the directory name under mdev_supported_types
@@ -35,6 +35,8 @@ struct gpuctl_alloc;
  * @driver: name of its bound driver, "" when unbound
  * @told: mdev-add-ntf was sent, so its removal is announced too
  * @alloc: the allocation that holds it, NULL when free
+ * @open: a VFIO user has it open, as gpuctl last looked (mdev-watch.c)
+ * @open_since: when gpuctl saw it opened, in seconds since the epoch
  *
  * Everything is copied when the instance appears, while the mdev core
  * keeps its parent registered, so readers never follow pointers into the
@@ -42,7 +44,7 @@ struct gpuctl_alloc;
  */
 struct gpuctl_mdev {
 	struct list_head node;
-	const struct device *dev;
+	struct device *dev;
 	unsigned long id;
 	guid_t uuid;
 	char type[GPUCTL_MDEV_TYPE_LEN];
@@ -52,11 +54,16 @@ struct gpuctl_mdev {
 	char driver[GPUCTL_DRIVER_NAME_LEN];
 	bool told;
 	struct gpuctl_alloc *alloc;
+	bool open;
+	time64_t open_since;
 };
 
 struct gpuctl_mdev *gpuctl_mdev_find(const guid_t *uuid);
 struct gpuctl_mdev *gpuctl_mdev_next(unsigned long *key);
 int gpuctl_mdev_start(void);
 void gpuctl_mdev_stop(void);
+
+/* mdev-watch.c */
+bool gpuctl_mdev_watch_sync(void);
 
 #endif /* _GPUCTL_MDEV_H */

@@ -338,17 +338,6 @@ static int gpuctl_nl_alloc_parse(struct genl_info *info,
 	}
 
 	if (attrs[GPUCTL_A_ALLOC_MDEV] || attrs[GPUCTL_A_ALLOC_MDEV_MADE]) {
-		/*
-		 * Nothing tells gpuctl when a vendor driver's mdev is opened
-		 * or closed, so an allocation with one never sees its VM
-		 * stop.
-		 */
-		if (a->detach_on_stop) {
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    attrs[GPUCTL_A_ALLOC_DETACH_ON_STOP],
-					    "detach-on-stop cannot see an mdev's VM stop");
-			return -EOPNOTSUPP;
-		}
 		ret = gpuctl_nl_alloc_mdevs(info, req);
 		if (ret)
 			return ret;
@@ -453,7 +442,13 @@ static int gpuctl_nl_alloc_busy(struct genl_info *info,
 				const struct gpuctl_alloc *alloc)
 {
 	const struct gpuctl_dev *dev = gpuctl_alloc_open_dev(alloc);
+	const struct gpuctl_mdev *m = gpuctl_alloc_open_mdev(alloc);
 
+	if (!dev && m) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
+				       "%pUl is open by a VFIO user", &m->uuid);
+		return -EBUSY;
+	}
 	if (!dev)
 		return 0;
 	if (dev->holder.pid)

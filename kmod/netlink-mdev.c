@@ -35,8 +35,11 @@ static int gpuctl_nl_mdev_fill(struct sk_buff *msg, const struct gpuctl_mdev *m,
 	if (m->driver[0] &&
 	    nla_put_string(msg, GPUCTL_A_MDEV_DRIVER, m->driver))
 		return -EMSGSIZE;
-	if (admin && m->alloc &&
-	    nla_put_u32(msg, GPUCTL_A_MDEV_ALLOCATION, m->alloc->info.id))
+	if (!admin)
+		return 0;
+	if ((m->alloc &&
+	     nla_put_u32(msg, GPUCTL_A_MDEV_ALLOCATION, m->alloc->info.id)) ||
+	    nla_put_u8(msg, GPUCTL_A_MDEV_OPEN, m->open))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -112,7 +115,7 @@ static int gpuctl_nl_mdev_fill_next(struct sk_buff *msg, unsigned long *key,
 int gpuctl_nl_mdev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return gpuctl_nl_dump(skb, cb, GPUCTL_CMD_MDEV_GET,
-			      gpuctl_nl_mdev_fill_next, 0);
+			      gpuctl_nl_mdev_fill_next, GPUCTL_NL_DUMP_WATCH);
 }
 
 /**

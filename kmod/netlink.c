@@ -281,6 +281,7 @@ static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 	case GPUCTL_CMD_ALLOC_DEL:
 	case GPUCTL_CMD_ALLOC_GET:
 	case GPUCTL_CMD_RULE_DEL:
+	case GPUCTL_CMD_MDEV_GET:
 		gpuctl_vfio_watch_sync();
 		break;
 	}

@@ -199,7 +199,7 @@ void gpuctl_vfio_track_close(struct gpuctl_dev *dev)
 
 	if (!alloc)
 		return;
-	if (alloc->info.detach_on_stop && !gpuctl_alloc_open_dev(alloc)) {
+	if (alloc->info.detach_on_stop && !gpuctl_alloc_in_use(alloc)) {
 		pci_info(dev->pdev, "allocation %u detached: its VM stopped\n",
 			 alloc->info.id);
 		gpuctl_alloc_destroy(alloc, GPUCTL_ALLOC_END_DETACHED);

@@ -13,9 +13,10 @@
  * such a driver is open exactly while its group is claimed and has no
  * member on a host DMA driver (gpuctl_reserve_vfio_busy()). Nothing tells
  * when that changes, so gpuctl looks: at every bind and unbind of the
- * device, before every request that depends on it (dev-get, dumps,
- * alloc-del, rule-del), and once a second while any tracked device is on
- * such a driver. What is not known is who: the holder shows pid 0.
+ * device, before every request that depends on it (dev-get, mdev-get,
+ * dumps, alloc-del, rule-del), and once a second while any tracked device
+ * is on such a driver or any mdev instance exists (mdev-watch.c). What is
+ * not known is who: the holder shows pid 0.
  *
  * Locking: everything here runs under gpuctl_lock, which nests outside the
  * IOMMU group's mutex; the poll is a delayed work on the system queue that
@@ -29,6 +30,7 @@
 #include <uapi/linux/gpuctl.h>
 
 #include "inventory.h"
+#include "mdev.h"
 #include "reserve.h"
 #include "vfio-track.h"
 
@@ -112,6 +114,21 @@ void gpuctl_vfio_watch_sync(void)
 
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++)
 		gpuctl_vfio_watch_dev(dev);
+	/* an mdev's opens are looked at the same way (mdev-watch.c) */
+	if (gpuctl_mdev_watch_sync())
+		gpuctl_vfio_watch_arm();
+}
+
+/**
+ * gpuctl_vfio_watch_poll() - start looking once a second, if not yet
+ *
+ * For a new mdev instance, whose opens nothing announces.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_vfio_watch_poll(void)
+{
+	gpuctl_vfio_watch_arm();
 }
 
 static void gpuctl_vfio_watch_fn(struct work_struct *work)

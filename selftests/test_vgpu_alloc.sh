@@ -13,7 +13,7 @@
 #   - all or nothing: a kernel refusal (a tenant limit) and a type that
 #     runs out of room on the second instance both leave no instance;
 #   - one instance, named by many requests at once, goes to one;
-#   - vgpu del refuses an allocated instance; detach-on-stop is refused;
+#   - vgpu del refuses an allocated instance;
 #   - alloc del removes what was made for the allocation, keeps named
 #     instances, and with "keep" keeps the made ones too;
 #   - an allocated instance removed behind gpuctl's back loses its
@@ -131,8 +131,11 @@ check_all_or_nothing() {
 		alloc add owner "$VM2" vgpu mbochs-large count 2 || return 1
 	refused_clean "^gpuctl: alloc add: no mdev parent has type nvidia-222$" \
 		alloc add owner "$VM2" vgpu nvidia-222 || return 1
-	refused_clean "detach-on-stop cannot see an mdev's VM stop" \
-		alloc add owner "$VM2" vgpu mtty-1 detach-on-stop
+	# a device the host does not have: the module refuses after the making
+	refused_clean "0000:3f:1f.7: no such device" \
+		alloc add owner "$VM2" vgpu mtty-1 dev 3f:1f.7 || return 1
+	grep -qx "gpuctl: cannot allocate for $VM2; removing the vGPUs made for it" \
+		"$TMP/err"
 }
 
 # An existing instance, named; then one named by four requests at once.

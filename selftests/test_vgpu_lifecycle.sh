@@ -170,7 +170,8 @@ check_add() {
 
 	gpuctl -j vgpu add mbochs type mbochs-small uuid "$U_SMALL" >"$TMP/small" || return 1
 	jq -S '.vgpus[0] | with_entries(select(.value != null) |
-		.key |= gsub("_"; "-"))' "$TMP/small" >"$TMP/got" &&
+		.key |= gsub("_"; "-")) | .open |= (if . then 1 else 0 end)' \
+		"$TMP/small" >"$TMP/got" &&
 	ynl --do mdev-get --json "{\"uuid\": \"$U_SMALL\"}" | jq -S . >"$TMP/want" &&
 	diff -u "$TMP/want" "$TMP/got" || return 1
 

@@ -13,7 +13,10 @@
 # run, so that the host's speed cancels out. Also the module's memory, and
 # what an allocation costs: alloc-new count 1 + alloc-del round trips
 # against dev-get do round trips, with 1 client and with 8 concurrent
-# clients (selftests/bench/alloc_bench.c).
+# clients (selftests/bench/alloc_bench.c). And what gpuctl adds to making
+# a vGPU: "gpuctl vgpu add" + "vgpu del", and "gpuctl alloc add ... vgpu
+# TYPE" + "alloc del", each against the bare sysfs create + remove of the
+# same instance (the kernel's sample mtty driver).
 # A benchmark, not a test: it never fails on numbers, only when a step
 # cannot run at all.
 
@@ -104,6 +107,47 @@ if [ -x "$GPUCTL_ROOT/selftests/bin/alloc_bench" ]; then
 	rm -f "$out"
 else
 	echo "  skipped: selftests/bin/alloc_bench not built (make -C selftests)"
+fi
+
+# vGPUs: the tool's create + delete, and an allocation that makes its
+# instance + its deletion, against writing the mdev core's files by hand.
+MTTY_KO=$GPUCTL_ROOT/build/$(uname -r)/mdev/mtty.ko
+BU=8e2f0c10-0000-4000-8000-0000000000e1
+BVM=4c1e5a20-0000-4000-8000-0000000000e1
+MTTY1=/sys/class/mdev_bus/mtty/mdev_supported_types/mtty-1
+
+# shellcheck disable=SC2317 # called through bench()
+vgpu_sysfs() {
+	echo "$BU" >"$MTTY1/create" && echo 1 >"/sys/bus/mdev/devices/$BU/remove"
+}
+
+# shellcheck disable=SC2317 # called through bench()
+vgpu_tool() {
+	gpuctl vgpu add mtty type mtty-1 uuid "$BU" && gpuctl vgpu del "$BU"
+}
+
+# shellcheck disable=SC2317 # called through bench()
+vgpu_alloc() {
+	local out id
+
+	out=$(gpuctl alloc add owner "$BVM" vgpu mtty-1) || return 1
+	id=${out#alloc }
+	gpuctl alloc del "${id%% *}"
+}
+
+echo "vgpu:"
+if [ -f "$MTTY_KO" ] && modprobe -a vfio_iommu_type1 mdev && insmod "$MTTY_KO"; then
+	d=$(bench "sysfs create + remove" vgpu_sysfs) || exit 1
+	e=$(bench "gpuctl vgpu add + del" vgpu_tool) || exit 1
+	f=$(bench "gpuctl alloc add vgpu + alloc del" vgpu_alloc) || exit 1
+	printf '  %-42s %10s\n' "(d) sysfs create + remove (mtty-1)" "$d"
+	printf '  %-42s %10s\n' "(e) gpuctl vgpu add + vgpu del" "$e"
+	printf '  %-42s %10s\n' "(f) gpuctl alloc add ... vgpu + alloc del" "$f"
+	echo "  ratio e/d: $(ratio "$e" "$d")"
+	echo "  ratio f/d: $(ratio "$f" "$d")"
+	rmmod mtty
+else
+	echo "  skipped: no $MTTY_KO (scripts/build-mdev-samples.sh)"
 fi
 
 echo "memory:"

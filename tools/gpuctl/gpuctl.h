@@ -212,6 +212,8 @@ struct vgpu_info {
 	u32 group;
 	bool has_allocation;	/* only for CAP_SYS_ADMIN */
 	u32 allocation;
+	bool has_open;		/* only for CAP_SYS_ADMIN */
+	bool open;
 };
 
 int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v);

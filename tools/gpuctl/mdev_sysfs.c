@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +33,17 @@ const char *mdev_sysfs_root = "/sys";
 /* The longest path built here: root, parent, type and file name */
 #define MDEV_PATH_BUFSZ 512
 
-static int path_of(char *buf, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int path_of(char *buf, const char *fmt, ...)
+/* snprintf()'s length as an errno: a path that does not fit is an error */
+static int path_len_ok(int len)
 {
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(buf, MDEV_PATH_BUFSZ, fmt, ap);
-	va_end(ap);
 	return len < 0 || len >= MDEV_PATH_BUFSZ ? -ENAMETOOLONG : 0;
 }
+
+/*
+ * A path into @buf, MDEV_PATH_BUFSZ long; a macro, so that the compiler
+ * checks the format as snprintf()'s.
+ */
+#define path_of(buf, ...) path_len_ok(snprintf(buf, MDEV_PATH_BUFSZ, __VA_ARGS__))
 
 /* One sysfs file's text, newlines turned into spaces and trailing ones cut */
 static int read_text(const char *path, char *buf, size_t size)

@@ -19,12 +19,19 @@
 #include "mdev_sysfs.h"
 #include "test-cmdline.h"
 
+/* As NVIDIA's vGPU manager describes its types */
+#define T4_2B_DESC \
+	"num_heads=4, frame_rate_limiter=0, framebuffer=2048M, " \
+	"max_resolution=5120x2880, max_instance=8"
+#define T4_16Q_DESC \
+	"num_heads=4, frame_rate_limiter=1, framebuffer=16384M, " \
+	"max_resolution=7680x4320, max_instance=1"
+
 static const struct {
 	const char *description;
 	const char *want;	/* the fields found, as "i h f r" */
 } desc_cases[] = {
-	{ "num_heads=4, frame_rate_limiter=0, framebuffer=2048M, max_resolution=5120x2880, max_instance=8",
-	  "8 4 2048 5120x2880" },
+	{ T4_2B_DESC, "8 4 2048 5120x2880" },
 	{ "framebuffer=1G,max_instance=24", "24 - 1024 -" },
 	{ "framebuffer=512MB", "- - 512 -" },
 	{ "framebuffer=1073741824", "- - 1024 -" },
@@ -89,13 +96,11 @@ static const char *const tree[][2] = {
 	{ NV "nvidia-222/name", "GRID T4-2B\n" },
 	{ NV "nvidia-222/available_instances", "8\n" },
 	{ NV "nvidia-222/device_api", "vfio-pci\n" },
-	{ NV "nvidia-222/description",
-	  "num_heads=4, frame_rate_limiter=0, framebuffer=2048M, max_resolution=5120x2880, max_instance=8\n" },
+	{ NV "nvidia-222/description", T4_2B_DESC "\n" },
 	{ NV "nvidia-1000/name", "GRID T4-16Q\n" },
 	{ NV "nvidia-1000/available_instances", "0\n" },
 	{ NV "nvidia-1000/device_api", "vfio-pci\n" },
-	{ NV "nvidia-1000/description",
-	  "num_heads=4, frame_rate_limiter=1, framebuffer=16384M, max_resolution=7680x4320, max_instance=1\n" },
+	{ NV "nvidia-1000/description", T4_16Q_DESC "\n" },
 	{ MB "mbochs-small/name", "mbochs-small\n" },
 	{ MB "mbochs-small/available_instances", "24\n" },
 	{ MB "mbochs-small/device_api", "vfio-pci\n" },
@@ -106,17 +111,23 @@ static const char *const tree[][2] = {
 	{ NULL, NULL },
 };
 
-static const char types_text[] =
-	"0000:00:02.0 nvidia-222 name \"GRID T4-2B\" api vfio-pci available 8 max_instance 8 framebuffer 2048M num_heads 4 max_resolution 5120x2880 description \"num_heads=4, frame_rate_limiter=0, framebuffer=2048M, max_resolution=5120x2880, max_instance=8\"\n"
-	"0000:00:02.0 nvidia-1000 name \"GRID T4-16Q\" api vfio-pci available 0 max_instance 1 framebuffer 16384M num_heads 4 max_resolution 7680x4320 description \"num_heads=4, frame_rate_limiter=1, framebuffer=16384M, max_resolution=7680x4320, max_instance=1\"\n"
-	"mbochs mbochs-small name \"mbochs-small\" api vfio-pci available 24 description \"virtual display, 4 MB video memory\"\n"
-	"mtty mtty-2 name \"\" api vfio-pci available 12\n";
-
-static const char mtty_json[] =
-	"{\"vgpu_types\":[{\"parent\":\"mtty\",\"type\":\"mtty-2\",\"name\":\"\","
-	"\"device_api\":\"vfio-pci\",\"available_instances\":12,"
-	"\"max_instance\":null,\"framebuffer_mb\":null,\"num_heads\":null,"
-	"\"max_resolution\":null,\"description\":null}]}\n";
+#define NV_TEXT_222 \
+	"0000:00:02.0 nvidia-222 name \"GRID T4-2B\" api vfio-pci available 8" \
+	" max_instance 8 framebuffer 2048M num_heads 4" \
+	" max_resolution 5120x2880 description \"" T4_2B_DESC "\"\n"
+#define NV_TEXT_1000 \
+	"0000:00:02.0 nvidia-1000 name \"GRID T4-16Q\" api vfio-pci" \
+	" available 0 max_instance 1 framebuffer 16384M num_heads 4" \
+	" max_resolution 7680x4320 description \"" T4_16Q_DESC "\"\n"
+#define MB_TEXT \
+	"mbochs mbochs-small name \"mbochs-small\" api vfio-pci available 24" \
+	" description \"virtual display, 4 MB video memory\"\n"
+#define TT_TEXT "mtty mtty-2 name \"\" api vfio-pci available 12\n"
+#define TT_JSON \
+	"{\"vgpu_types\":[{\"parent\":\"mtty\",\"type\":\"mtty-2\",\"name\":\"\"," \
+	"\"device_api\":\"vfio-pci\",\"available_instances\":12," \
+	"\"max_instance\":null,\"framebuffer_mb\":null,\"num_heads\":null," \
+	"\"max_resolution\":null,\"description\":null}]}\n"
 
 static void types_case(const char *args, int rc_want, const char *out_want,
 		       const char *err_want)
@@ -150,20 +161,16 @@ static void test_types(void)
 			report(false, "%s", tree[i][0]);
 	mdev_sysfs_root = dir;
 
-	types_case("vgpu types", 0, types_text, "");
-	types_case("-j vgpu types mtty", 0, mtty_json, "");
-	types_case("vgpu types 00:02.0", 0,
-		   "0000:00:02.0 nvidia-222 name \"GRID T4-2B\" api vfio-pci available 8 max_instance 8 framebuffer 2048M num_heads 4 max_resolution 5120x2880 description \"num_heads=4, frame_rate_limiter=0, framebuffer=2048M, max_resolution=5120x2880, max_instance=8\"\n"
-		   "0000:00:02.0 nvidia-1000 name \"GRID T4-16Q\" api vfio-pci available 0 max_instance 1 framebuffer 16384M num_heads 4 max_resolution 7680x4320 description \"num_heads=4, frame_rate_limiter=1, framebuffer=16384M, max_resolution=7680x4320, max_instance=1\"\n",
-		   "");
+	types_case("vgpu types", 0, NV_TEXT_222 NV_TEXT_1000 MB_TEXT TT_TEXT, "");
+	types_case("-j vgpu types mtty", 0, TT_JSON, "");
+	types_case("vgpu types 00:02.0", 0, NV_TEXT_222 NV_TEXT_1000, "");
 	types_case("vgpu types qxl", 2, "",
 		   "gpuctl: vgpu types: no mdev parent \"qxl\" (parents: 0000:00:02.0, mbochs, mtty)\n");
 
 	/* a type that goes while it is read (its files first) is left out */
 	if (put(dir, TT "mtty-1/device_api", "vfio-pci\n"))
 		report(false, "%s", "mtty-1");
-	types_case("vgpu types mtty", 0,
-		   "mtty mtty-2 name \"\" api vfio-pci available 12\n", "");
+	types_case("vgpu types mtty", 0, TT_TEXT, "");
 
 	/* no mdev.ko, no parent: an empty list, not an error */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -76,6 +76,12 @@ int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v)
 			v->has_group = true;
 			v->group = mnl_attr_get_u32(attr);
 			break;
+		case GPUCTL_A_MDEV_OPEN:
+			if (mnl_attr_validate(attr, MNL_TYPE_U8) < 0)
+				return -1;
+			v->has_open = true;
+			v->open = mnl_attr_get_u8(attr);
+			break;
 		case GPUCTL_A_MDEV_ALLOCATION:
 			if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
 				return -1;
@@ -129,6 +135,13 @@ void vgpu_info_print(const struct vgpu_info *v)
 		print_uint(PRINT_ANY, "allocation", " alloc %u", v->allocation);
 	else
 		print_null(PRINT_JSON, "allocation", NULL, NULL);
+	/* who has it open is not known, only that someone has */
+	if (v->has_open)
+		print_bool(PRINT_JSON, "open", NULL, v->open);
+	else
+		print_null(PRINT_JSON, "open", NULL, NULL);
+	if (v->open)
+		print_string(PRINT_FP, NULL, "%s", " open");
 }
 
 /* Instances as {"vgpus":[...]} or as text, one line each */
@@ -357,8 +370,9 @@ int vgpu_remove(struct nl_ctx *nl, const char *uuid, const char *cmd)
 }
 
 /*
- * gpuctl vgpu del UUID: removes an instance the module lists and no
- * allocation holds.
+ * gpuctl vgpu del UUID: removes an instance the module lists, that no
+ * allocation holds and no VM has open. A VM that opens it between the
+ * check and the write makes the write wait until it closes the instance.
  */
 static int cmd_vgpu_del(struct gpuctl *g, struct args *a)
 {
@@ -403,6 +417,14 @@ static int cmd_vgpu_del(struct gpuctl *g, struct args *a)
 		fprintf(stderr,
 			"gpuctl: vgpu del: mdev %s is in allocation %u; delete the allocation first\n",
 			uuid, v->allocation);
+		nl_list_free(&list);
+		return EXIT_KERNEL;
+	}
+	/* the mdev core would wait for the VM; a VM that runs on is no wait */
+	if (list.n && v->open) {
+		fprintf(stderr,
+			"gpuctl: vgpu del: mdev %s is open by a VFIO user; stop the VM first\n",
+			uuid);
 		nl_list_free(&list);
 		return EXIT_KERNEL;
 	}
