@@ -101,7 +101,8 @@ install: module tools install-packaging
 
 # The boot side: softdeps that load gpuctl before GPU drivers, the
 # initramfs-tools hook that carries gpuctl.conf's reservations into the
-# initramfs, and the unit that applies gpuctl.conf once the system is up.
+# initramfs, the unit that applies gpuctl.conf once the system is up, and
+# the udev rule that applies it again when an mdev parent registers.
 # An existing gpuctl.conf is the administrator's and is left alone.
 install-packaging:
 	install -D -m 0644 packaging/modprobe.d/gpuctl.conf \
@@ -110,6 +111,8 @@ install-packaging:
 		$(DESTDIR)/usr/share/initramfs-tools/hooks/gpuctl
 	install -D -m 0644 packaging/systemd/gpuctl.service \
 		$(DESTDIR)/lib/systemd/system/gpuctl.service
+	install -D -m 0644 packaging/udev/90-gpuctl.rules \
+		$(DESTDIR)/lib/udev/rules.d/90-gpuctl.rules
 	test -e $(DESTDIR)/etc/gpuctl/gpuctl.conf || \
 		install -D -m 0644 packaging/gpuctl.conf $(DESTDIR)/etc/gpuctl/gpuctl.conf
 

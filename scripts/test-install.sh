@@ -88,6 +88,7 @@ installed packaging/modprobe.d/gpuctl.conf /etc/modprobe.d/gpuctl.conf 644
 installed packaging/initramfs-tools/hooks/gpuctl \
 	/usr/share/initramfs-tools/hooks/gpuctl 755
 installed packaging/systemd/gpuctl.service /lib/systemd/system/gpuctl.service 644
+installed packaging/udev/90-gpuctl.rules /lib/udev/rules.d/90-gpuctl.rules 644
 installed packaging/gpuctl.conf /etc/gpuctl/gpuctl.conf 644
 
 # initramfs-tools runs each hook with "prereqs" first, under sh
@@ -105,6 +106,14 @@ if [ "${exec_start%% *}" != /usr/sbin/gpuctl ] || [ ! -x "$dest${exec_start%% *}
 fi
 cond=$(sed -n 's/^ConditionPathExists=//p' "$unit")
 [ -f "$dest$cond" ] || bad "ConditionPathExists=$cond: not installed"
+# the udev rule runs the installed tool on the installed file
+rule=$dest/lib/udev/rules.d/90-gpuctl.rules
+run=$(sed -n 's/.*RUN+="\([^"]*\)".*/\1/p' "$rule")
+if [ "${run%% *}" != /usr/sbin/gpuctl ] || [ ! -x "$dest${run%% *}" ]; then
+	bad "the udev rule's RUN=$run does not run the installed tool"
+fi
+grep -q 'ENV{MDEV_STATE}=="registered"' "$rule" ||
+	bad "the udev rule does not wait for an mdev parent's registration"
 # and the installed tool accepts the installed example
 "$dest/usr/sbin/gpuctl" apply "$dest/etc/gpuctl/gpuctl.conf" check ||
 	bad "gpuctl apply check rejects the installed gpuctl.conf"

@@ -22,6 +22,9 @@
 #   - gpuctl apply makes the vGPUs of a config file, and nothing the second
 #     time; a UUID that exists as another type is an error, and a line
 #     that fails removes what the run made before it, named as FILE:LINE;
+#   - a parent that is not there yet: apply skips its vGPU and says so,
+#     and the installed udev rule (run by a real systemd-udevd) makes it
+#     when the parent registers;
 #   - without the module, vgpu add refuses before it creates anything.
 
 # Stage functions run through ktap_run_stage or a trap; json_check's jq
@@ -39,11 +42,17 @@ U_LARGE=8e2f0c10-0000-4000-8000-0000000000a1
 U_SMALL=8e2f0c10-0000-4000-8000-0000000000a2
 U_MEDIUM=8e2f0c10-0000-4000-8000-0000000000a3
 U_TTY=8e2f0c10-0000-4000-8000-0000000000a4
+U_LATE=8e2f0c10-0000-4000-8000-0000000000a5
+UDEVD=
 NTF_PID=
 
 cleanup() {
 	local d
 
+	if [ -n "$UDEVD" ]; then
+		udevadm control --exit
+		rm -f /run/udev/rules.d/90-gpuctl.rules
+	fi
 	[ -n "$NTF_PID" ] && kill "$NTF_PID" 2>/dev/null
 	for d in "$MDEVS"/*; do
 		[ -e "$d/remove" ] && echo 1 >"$d/remove"
@@ -314,6 +323,36 @@ check_apply() {
 	return "$rc"
 }
 
+# A parent that registers after gpuctl apply ran: apply skips its vGPU
+# and says so; the installed udev rule (pointed at this test's file and
+# tool) applies the file again when the mdev core announces the parent.
+check_udev_late_parent() {
+	local conf=$TMP/late.conf rules=/run/udev/rules.d d tool
+
+	for d in "$BUS"/mtty/mdev_supported_types/*/devices/*; do
+		[ -e "$d/remove" ] && { echo 1 >"$d/remove" || return 1; }
+	done
+	rmmod mtty || return 1
+	printf 'vgpu mtty type mtty-1 uuid %s\n' "$U_LATE" >"$conf"
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" || return 1
+	grep -qx "$conf:1: mdev parent mtty is not there yet; vgpu $U_LATE is made when it registers" \
+		"$TMP/err" && [ ! -e "$MDEVS/$U_LATE" ] || return 1
+
+	tool=$(command -v gpuctl) || return 1
+	mkdir -p "$rules" || return 1
+	sed -e "s|/etc/gpuctl/gpuctl.conf|$conf|g" -e "s|/usr/sbin/gpuctl|$tool|" \
+		"$GPUCTL_ROOT/packaging/udev/90-gpuctl.rules" >"$rules/90-gpuctl.rules" ||
+		return 1
+	grep -q "RUN+=\"$tool apply $conf\"" "$rules/90-gpuctl.rules" || return 1
+	/lib/systemd/systemd-udevd --daemon || return 1
+	UDEVD=1
+	insmod "$SAMPLES/mtty.ko" || return 1
+	udevadm settle -t 30
+	wait_for_path 30 "$MDEVS/$U_LATE" || { echo "udev did not make $U_LATE"; return 1; }
+	[ "$(basename "$(readlink "$MDEVS/$U_LATE/mdev_type")")" = mtty-1 ] &&
+	ynl --do mdev-get --json "{\"uuid\": \"$U_LATE\"}" >/dev/null
+}
+
 check_no_module() {
 	gpuctl_unload || return 1
 	refused "^gpuctl: kernel module not loaded \(modprobe gpuctl\)$" 3 vgpu add mtty type mtty-2 || return 1
@@ -322,7 +361,7 @@ check_no_module() {
 
 ynl_start
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run_stage "mbochs and mtty loaded, no instance yet" check_setup
 ktap_run_stage "vgpu types: every type as sysfs has it, with capacity" check_types
 ktap_run_stage "vgpu add: the instance, its event and the pool it took" check_add
@@ -334,5 +373,7 @@ ktap_run_stage "vgpu del: gone from sysfs and the dump, announced; unknown UUID"
 	check_del
 ktap_run_stage "apply: declared vGPUs made once; a conflict or a failure rolls back" \
 	check_apply
+ktap_run_stage "a late parent: apply skips its vGPU, the udev rule makes it" \
+	check_udev_late_parent
 ktap_run_stage "without the module, vgpu add creates nothing" check_no_module
 ktap_finished

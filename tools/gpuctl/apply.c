@@ -202,10 +202,14 @@ static void vgpus_rollback(const struct vgpu_spec *const *made, size_t n)
 /*
  * The file's vGPUs, in file order, after the VF counts. One that exists
  * with the declared type and parent is left alone; one that exists as
- * something else is an error, not replaced: a VM may use it. Return: NULL,
- * or the line that failed; *@n_made tells what was made before it.
+ * something else is an error, not replaced: a VM may use it. One whose
+ * parent has not registered yet is skipped, said on stderr: its driver
+ * may load later, and the udev rule applies the file again then (a boot
+ * must not lose its reservations to a late driver). Return: NULL, or the
+ * line that failed; *@n_made tells what was made before it.
  */
 static const struct vgpu_spec *apply_vgpus(struct nl_ctx *nl,
+					   const char *file,
 					   const struct conf *conf,
 					   const struct vgpu_spec **made,
 					   size_t *n_made)
@@ -232,6 +236,13 @@ static const struct vgpu_spec *apply_vgpus(struct nl_ctx *nl,
 			fprintf(stderr, "gpuctl: apply: cannot read mdev %s: %s\n",
 				v->uuid, strerror(-ret));
 			return v;
+		}
+		/* the udev rule applies the file again when the parent comes */
+		if (!mdev_parent_exists(v->parent)) {
+			fprintf(stderr,
+				"%s:%u: mdev parent %s is not there yet; vgpu %s is made when it registers\n",
+				file, v->line, v->parent, v->uuid);
+			continue;
 		}
 		ret = vgpu_make(nl, v, "apply", &list);
 		nl_list_free(&list);
@@ -334,7 +345,7 @@ static int apply_kernel(struct gpuctl *g, const char *file,
 		ret = EXIT_KERNEL;
 		goto out;
 	}
-	failed_vgpu = apply_vgpus(nl, conf, made, &n_made);
+	failed_vgpu = apply_vgpus(nl, file, conf, made, &n_made);
 	if (failed_vgpu) {
 		fprintf(stderr, "%s:%u: cannot make vgpu %s%s\n", file,
 			failed_vgpu->line, failed_vgpu->uuid,
