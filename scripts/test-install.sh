@@ -4,10 +4,10 @@
 # make install into a DESTDIR, as a package build does it, on the host: the
 # module under updates/ for its kernel, the tool, its man page and bash
 # completion, and the boot files (modprobe.d softdeps, the initramfs-tools
-# hook, the systemd unit and the example gpuctl.conf), each where the
-# others and gpuctl.8 expect it and usable there; a second install keeps
-# the administrator's gpuctl.conf. Prints what it checks; exits 1 when
-# anything is missing or wrong.
+# hook, the systemd unit, the udev rule and the example gpuctl.conf), each
+# where the others and gpuctl.8 expect it and usable there; a second
+# install keeps the administrator's gpuctl.conf. Prints what it checks;
+# exits 1 when anything is missing or wrong.
 #
 # Usage: scripts/test-install.sh [KVER]   (default: the Makefile's choice)
 
