@@ -108,6 +108,9 @@ struct nlc_alloc {
 	char state_reason[NLC_TEXT_LEN];
 	__u32 gpus;
 	__u32 end;
+	int nmdevs;			/* "mdev" and "mdev-made", in order */
+	char mdevs[NLC_MAX_MEMBERS][NLC_UUID_LEN];
+	bool mdev_made[NLC_MAX_MEMBERS];
 };
 
 /*
@@ -132,6 +135,8 @@ struct nlc_alloc_req {
 	__u32 numa_policy;
 	__u32 uid;
 	__u32 gid;
+	int nmdevs;			/* as repeated "mdev" attributes */
+	const char *mdevs[NLC_MAX_MEMBERS];
 };
 
 /* Sets the u32 attribute @attr (or the flag detach-on-stop) of @req. */

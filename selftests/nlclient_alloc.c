@@ -69,6 +69,8 @@ static const char * const alloc_attr_names[] = {
 	[GPUCTL_A_ALLOC_DETACH_ON_STOP] = "detach-on-stop",
 	[GPUCTL_A_ALLOC_UID] = "uid",
 	[GPUCTL_A_ALLOC_GID] = "gid",
+	[GPUCTL_A_ALLOC_MDEV] = "mdev",
+	[GPUCTL_A_ALLOC_MDEV_MADE] = "mdev-made",
 };
 
 static const char * const limit_attr_names[] = {
@@ -192,6 +194,14 @@ int nlc_parse_alloc(const struct nlmsghdr *nlh, struct nlc_alloc *al)
 		case GPUCTL_A_ALLOC_END:
 			ret = get_u32(a, &al->end);
 			break;
+		case GPUCTL_A_ALLOC_MDEV:
+		case GPUCTL_A_ALLOC_MDEV_MADE:
+			if (al->nmdevs >= NLC_MAX_MEMBERS)
+				return -E2BIG;
+			al->mdev_made[al->nmdevs] =
+				type == GPUCTL_A_ALLOC_MDEV_MADE;
+			nla_strlcpy(al->mdevs[al->nmdevs++], a, NLC_UUID_LEN);
+			break;
 		}
 		if (ret)
 			return ret;
@@ -304,6 +314,9 @@ static int put_alloc_req(struct nl_msg *msg, const struct nlc_alloc_req *req)
 			return -EMSGSIZE;
 	for (d = 0; d < req->ndevices; d++)
 		if (nla_put_string(msg, GPUCTL_A_ALLOC_DEVICE, req->devices[d]))
+			return -EMSGSIZE;
+	for (d = 0; d < req->nmdevs; d++)
+		if (nla_put_string(msg, GPUCTL_A_ALLOC_MDEV, req->mdevs[d]))
 			return -EMSGSIZE;
 	if (req_has(req, GPUCTL_A_ALLOC_DETACH_ON_STOP) &&
 	    nla_put_flag(msg, GPUCTL_A_ALLOC_DETACH_ON_STOP))

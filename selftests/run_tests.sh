@@ -92,6 +92,7 @@ stress_open	debug-full	1
 stress_rule	debug-full	1
 stress_dump	debug-full	1
 stress_sriov	debug-full	1
+stress_mdev	debug-full	1
 fuzz		full		11
 lifecycle	full,noiommu	3
 "
