@@ -68,7 +68,12 @@ check_setup() {
 	modprobe -a vfio_iommu_type1 mdev || return 1
 	insmod "$SAMPLES/mbochs.ko" count=96 || return 1
 	insmod "$SAMPLES/mtty.ko" || return 1
-	[ -z "$(mdevs_now)" ] && [ "$(gpuctl -j alloc show | jq '.allocations | length')" = 0 ]
+	[ -z "$(mdevs_now)" ] && [ "$(gpuctl -j alloc show | jq '.allocations | length')" = 0 ] ||
+		return 1
+	# bash completion offers the types after "vgpu", and "keep" after an id
+	complete_words gpuctl alloc add owner "$VM1" vgpu '' >"$TMP/words" || return 1
+	grep -qx mbochs-small "$TMP/words" && grep -qx mtty-1 "$TMP/words" || return 1
+	[ "$(complete_words gpuctl alloc del 3 '' | sed '/^$/d')" = keep ]
 }
 
 # gpuctl alloc add ... vgpu mbochs-small count 3
