@@ -5,7 +5,9 @@
 # typed framebuffer sizes) and mtty (a serial port without a description),
 # for kernel REL into build/REL/mdev/, from the Debian linux-source package
 # of REL's version: the vGPU tests need mdev parents, and neither Debian
-# kernel ships one (CONFIG_SAMPLES is off). The samples of one version do
+# kernel ships one (CONFIG_SAMPLES is off). With them goes the project's
+# own test-only parent, selftests/modules/vgpu_test_parent.c (a PCI
+# parent with NVIDIA-style types), which builds on both kernels. The samples of one version do
 # not build on the other (6.12's use vfio_device_ops.bind_iommufd, which
 # 6.1 lacks), so each kernel gets its own.
 #
@@ -26,7 +28,9 @@ series=$(echo "$rel" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
 pkg=linux-source-$series
 dst=$top/build/$rel/mdev
 src=$top/build/mdev-src/$series
-[ -f "$dst/mbochs.ko" ] && [ -f "$dst/mtty.ko" ] && exit 0
+own=$top/selftests/modules/vgpu_test_parent.c
+[ -f "$dst/mbochs.ko" ] && [ -f "$dst/mtty.ko" ] &&
+	[ "$dst/vgpu_test_parent.ko" -nt "$own" ] && exit 0
 
 if [ ! -f "$src/.stamp" ]; then
 	rm -rf "$src"
@@ -61,7 +65,7 @@ fi
 obj=$top/build/kbuild/$rel-mdev
 rm -rf "$obj"
 mkdir -p "$obj" "$dst"
-cp "$src"/mbochs.c "$src"/mtty.c "$obj/"
-echo 'obj-m := mbochs.o mtty.o' >"$obj/Kbuild"
+cp "$src"/mbochs.c "$src"/mtty.c "$own" "$obj/"
+echo 'obj-m := mbochs.o mtty.o vgpu_test_parent.o' >"$obj/Kbuild"
 make -s -C "$kdir" M="$obj" modules
-cp "$obj/mbochs.ko" "$obj/mtty.ko" "$dst/"
+cp "$obj/mbochs.ko" "$obj/mtty.ko" "$obj/vgpu_test_parent.ko" "$dst/"

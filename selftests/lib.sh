@@ -761,6 +761,15 @@ nl_alloc_del() {	# ID
 	ALLOCS=("${keep[@]}")
 }
 
+# Removes every mdev instance (vGPU) on the host, for a test's cleanup.
+mdevs_remove_all() {
+	local d
+
+	for d in /sys/bus/mdev/devices/*; do
+		[ -e "$d/remove" ] && echo 1 >"$d/remove"
+	done
+}
+
 # Deletes every allocation, for a test's cleanup, the way nl_rules_cleanup
 # deletes rules: an allocation keeps its rule's devices and the module.
 nl_allocs_cleanup() {

@@ -178,11 +178,11 @@ check_complete_reserve() {
 check_complete_alloc() {
 	local rc=0 kw="owner name account project domain dev count match numa policy"
 
-	kw+=" detach-on-stop uid gid id"
+	kw+=" detach-on-stop uid gid id vgpu"
 	completes "add del show save restore help" alloc "" || rc=1
 	completes "$kw" alloc add "" || rc=1
 	completes "${kw/owner /}" alloc add owner "$VM" "" || rc=1
-	# dev may come again; account only once
+	# dev (and vgpu) may come again; account only once
 	completes "${kw/owner /}" alloc add owner "$VM" dev "$FREE" "" || rc=1
 	kw=${kw/owner /}
 	completes "${kw/account /}" alloc add owner "$VM" account acme "" || rc=1
@@ -192,6 +192,9 @@ check_complete_alloc() {
 	completes "help id owner $ALLOC_IDS" alloc del "" || rc=1
 	completes "$ALLOC_IDS" alloc del id "" || rc=1
 	completes "$VM" alloc del owner "" || rc=1
+	# an allocation's id, or its owner's UUID, may be followed by "keep"
+	completes "keep" alloc del "${ALLOC_IDS%%$'\n'*}" "" || rc=1
+	completes "keep" alloc del owner "$VM" "" || rc=1
 	completes "help $ALLOC_IDS" alloc show "" || rc=1
 	return "$rc"
 }

@@ -37,14 +37,9 @@ U_TTY=8e2f0c10-0000-4000-8000-0000000000b1
 U_RACE=8e2f0c10-0000-4000-8000-0000000000b2
 
 cleanup() {
-	local d
-
-	gpuctl -j alloc show 2>/dev/null | jq -r '.allocations[].id' |
-		while read -r id; do gpuctl alloc del "$id" keep; done
+	nl_allocs_cleanup
 	gpuctl limit set account acme max none 2>/dev/null
-	for d in "$MDEVS"/*; do
-		[ -e "$d/remove" ] && echo 1 >"$d/remove"
-	done
+	mdevs_remove_all
 	rmmod mbochs mtty 2>/dev/null
 	rm -rf "$TMP"
 }

@@ -47,16 +47,12 @@ UDEVD=
 NTF_PID=
 
 cleanup() {
-	local d
-
 	if [ -n "$UDEVD" ]; then
 		udevadm control --exit
 		rm -f /run/udev/rules.d/90-gpuctl.rules
 	fi
 	[ -n "$NTF_PID" ] && kill "$NTF_PID" 2>/dev/null
-	for d in "$MDEVS"/*; do
-		[ -e "$d/remove" ] && echo 1 >"$d/remove"
-	done
+	mdevs_remove_all
 	rmmod mbochs mtty 2>/dev/null
 	grep -q '^gpuctl ' /proc/modules || gpuctl_load
 	rm -rf "$TMP"

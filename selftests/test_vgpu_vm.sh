@@ -37,8 +37,8 @@ cleanup() {
 	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
 	[ -n "$NTF_PID" ] && kill "$NTF_PID" 2>/dev/null
 	wait 2>/dev/null
-	gpuctl -j alloc show 2>/dev/null | jq -r '.allocations[].id' |
-		while read -r id; do gpuctl alloc del "$id" keep; done
+	# the allocations go, then the instance
+	nl_allocs_cleanup
 	[ -e "$MDEVS/$U" ] && echo 1 >"$MDEVS/$U/remove"
 	rmmod mbochs 2>/dev/null
 	rm -rf "$TMP"
