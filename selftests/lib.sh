@@ -761,6 +761,19 @@ nl_alloc_del() {	# ID
 	ALLOCS=("${keep[@]}")
 }
 
+# mdev_samples_load: the kernel's sample mdev parents, mbochs (its three
+# types sharing a 96 MB pool: 24 small, 6 medium, 1 large) and mtty, from
+# $SAMPLES (scripts/build-mdev-samples.sh).
+mdev_samples_load() {
+	local ko
+
+	for ko in mbochs mtty; do
+		[ -f "$SAMPLES/$ko.ko" ] || { echo "no $SAMPLES/$ko.ko"; return 1; }
+	done
+	modprobe -a vfio_iommu_type1 mdev || return 1
+	insmod "$SAMPLES/mbochs.ko" count=96 && insmod "$SAMPLES/mtty.ko"
+}
+
 # Removes every mdev instance (vGPU) on the host, for a test's cleanup.
 mdevs_remove_all() {
 	local d

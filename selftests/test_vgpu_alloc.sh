@@ -54,15 +54,8 @@ type_of() {	# UUID
 }
 
 check_setup() {
-	local ko
-
-	for ko in mbochs mtty; do
-		[ -f "$SAMPLES/$ko.ko" ] || { echo "no $SAMPLES/$ko.ko"; return 1; }
-	done
 	grep -q '^gpuctl ' /proc/modules || gpuctl_load || return 1
-	modprobe -a vfio_iommu_type1 mdev || return 1
-	insmod "$SAMPLES/mbochs.ko" count=96 || return 1
-	insmod "$SAMPLES/mtty.ko" || return 1
+	mdev_samples_load || return 1
 	[ -z "$(mdevs_now)" ] && [ "$(gpuctl -j alloc show | jq '.allocations | length')" = 0 ] ||
 		return 1
 	# bash completion offers the types after "vgpu", and "keep" after an id

@@ -59,6 +59,18 @@ static void vgpu_type_print(const struct mdev_type_info *t)
 		print_null(PRINT_JSON, "description", NULL, NULL);
 }
 
+/* "no mdev parent "qxl" (parents: mbochs, mtty)"; Return: the exit code */
+static int vgpu_no_parent(const char *cmd, const char *parent)
+{
+	char names[256];
+
+	if (mdev_parent_list(names, sizeof(names)))
+		snprintf(names, sizeof(names), "unknown");
+	fprintf(stderr, "gpuctl: %s: no mdev parent \"%s\" (parents: %s)\n",
+		cmd, parent, names);
+	return EXIT_KERNEL;
+}
+
 /**
  * vgpu_types_show() - gpuctl vgpu types [ PARENT ]
  * @parent: a parent from mdev_parent_name(), or NULL for all
@@ -68,19 +80,12 @@ static void vgpu_type_print(const struct mdev_type_info *t)
 int vgpu_types_show(const char *parent)
 {
 	struct mdev_type_info *types;
-	char names[256];
 	size_t n, i;
 	int ret;
 
 	ret = mdev_types_read(parent, &types, &n);
-	if (ret == -ENOENT) {
-		if (mdev_parent_list(names, sizeof(names)))
-			snprintf(names, sizeof(names), "unknown");
-		fprintf(stderr,
-			"gpuctl: vgpu types: no mdev parent \"%s\" (parents: %s)\n",
-			parent, names);
-		return EXIT_KERNEL;
-	}
+	if (ret == -ENOENT)
+		return vgpu_no_parent("vgpu types", parent);
 	if (ret) {
 		fprintf(stderr, "gpuctl: vgpu types: cannot read the mdev types: %s\n",
 			strerror(-ret));
@@ -120,13 +125,8 @@ int vgpu_type_find(const char *parent, const char *type,
 	int ret;
 
 	ret = mdev_types_read(parent, &types, &n);
-	if (ret == -ENOENT) {
-		if (mdev_parent_list(names, sizeof(names)))
-			snprintf(names, sizeof(names), "unknown");
-		fprintf(stderr, "gpuctl: %s: no mdev parent \"%s\" (parents: %s)\n",
-			cmd, parent, names);
-		return EXIT_KERNEL;
-	}
+	if (ret == -ENOENT)
+		return vgpu_no_parent(cmd, parent);
 	if (ret) {
 		fprintf(stderr, "gpuctl: %s: cannot read the types of %s: %s\n",
 			cmd, parent, strerror(-ret));
