@@ -126,10 +126,19 @@ struct gpuctl_enforce {
 	bool take;
 };
 
+/* A rule's VF-only driver never reserves a PF, even one that is on it. */
+static bool gpuctl_reserve_not_for(const struct pci_dev *pdev,
+				   const char *target)
+{
+	return gpuctl_rule_driver_vf_only(target) && !pdev->is_virtfn;
+}
+
 static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
 {
 	if (!dev->rule)
 		dev->state = GPUCTL_DEV_STATE_FREE;
+	else if (gpuctl_reserve_not_for(dev->pdev, dev->target))
+		dev->state = GPUCTL_DEV_STATE_BLOCKED;
 	else if (!strcmp(dev->driver, dev->target))
 		dev->state = GPUCTL_DEV_STATE_RESERVED;
 	else if (dev->driver[0])
@@ -385,7 +394,9 @@ void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
 	if (!dev->rule)
 		return;
 
-	if (!strcmp(dev->driver, dev->target)) {
+	if (gpuctl_reserve_not_for(dev->pdev, dev->target)) {
+		/* blocked for good: never claimed, so never unbound */
+	} else if (!strcmp(dev->driver, dev->target)) {
 		dev->claimed = true;
 		dev->blocked[0] = '\0';
 	} else if (!dev->driver[0] || dev->claimed) {
@@ -544,6 +555,10 @@ static u32 gpuctl_reserve_release(struct gpuctl_enforce *e)
 	bool cleared = false;
 	int ret;
 
+	/* never bound nor overridden by gpuctl: the PF stays as it is */
+	if (gpuctl_reserve_not_for(e->pdev, e->target))
+		return 0;
+
 	if (gpuctl_override_is(e->pdev, e->target)) {
 		ret = gpuctl_set_override(e->pdev, NULL);
 		if (ret)
@@ -581,6 +596,12 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	struct pci_dev *pdev = e->pdev;
 	u32 claim_action, action;
 	int ret;
+
+	if (gpuctl_reserve_not_for(pdev, e->target)) {
+		snprintf(e->why, sizeof(e->why),
+			 "%s takes only vendor VFs; this is no VF", e->target);
+		return GPUCTL_DEV_ACTION_BLOCKED;
+	}
 
 	ret = gpuctl_reserve_set_override(pdev, e->target, e->claimed);
 	if (ret < 0) {
@@ -708,7 +729,8 @@ static void gpuctl_reserve_finish(struct gpuctl_enforce *e, u32 action,
 				action = 0;
 			strscpy(dev->blocked, e->why, sizeof(dev->blocked));
 		}
-		if (!strcmp(dev->driver, dev->target))
+		if (!strcmp(dev->driver, dev->target) &&
+		    !gpuctl_reserve_not_for(dev->pdev, dev->target))
 			dev->claimed = true;
 		if (retry)
 			dev->pending = true;

@@ -177,12 +177,30 @@ bool gpuctl_match_pdev(const struct gpuctl_match *m, const struct pci_dev *pdev)
 }
 
 /**
+ * gpuctl_rule_driver_vf_only() - whether a rule's driver takes only VFs
+ * @name: the driver name
+ *
+ * NVIDIA's vGPU 17+ driver registers each of its VFs as a VFIO device
+ * (vfio-pci-core), so a vendor VF is reserved by staying on "nvidia";
+ * but a PF on "nvidia" is the host's, so such a rule never binds one.
+ *
+ * Context: any.
+ * Return: true for "nvidia".
+ */
+bool gpuctl_rule_driver_vf_only(const char *name)
+{
+	return !strcmp(name, "nvidia");
+}
+
+/**
  * gpuctl_rule_check_driver() - whether a driver may be a rule's target
  * @name: the driver name
  * @why: out: on error, a message for the operator, to follow the name
  *
  * Only drivers that leave DMA to userspace keep a GPU away from the host:
- * vfio-pci, its variants (their names all contain "vfio") and pci-stub.
+ * vfio-pci, its variants (their names all contain "vfio") and pci-stub;
+ * and, for NVIDIA's vendor VFs alone, the host driver "nvidia", which
+ * makes each VF a VFIO device itself (gpuctl_rule_driver_vf_only()).
  *
  * Context: any.
  * Return: 0 or -EINVAL.
@@ -201,8 +219,9 @@ int gpuctl_rule_check_driver(const char *name, const char **why)
 			return -EINVAL;
 		}
 	}
-	if (!strstr(name, "vfio") && strcmp(name, "pci-stub")) {
-		*why = "not vfio-pci, a vfio variant or pci-stub";
+	if (!strstr(name, "vfio") && strcmp(name, "pci-stub") &&
+	    !gpuctl_rule_driver_vf_only(name)) {
+		*why = "not vfio-pci, a vfio variant, pci-stub or nvidia";
 		return -EINVAL;
 	}
 	return 0;

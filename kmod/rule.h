@@ -65,6 +65,7 @@ bool gpuctl_match_equal(const struct gpuctl_match *a,
 			const struct gpuctl_match *b);
 bool gpuctl_match_pdev(const struct gpuctl_match *m,
 		       const struct pci_dev *pdev);
+bool gpuctl_rule_driver_vf_only(const char *name);
 int gpuctl_rule_check_driver(const char *name, const char **why);
 int gpuctl_rule_parse_param(char *s, struct gpuctl_rule *rule,
 			    const char **why);

@@ -6,9 +6,10 @@
 # for kernel REL into build/REL/mdev/, from the Debian linux-source package
 # of REL's version: the vGPU tests need mdev parents, and neither Debian
 # kernel ships one (CONFIG_SAMPLES is off). With them goes the project's
-# own test-only parent, selftests/modules/vgpu_test_parent.c (a PCI
-# parent with NVIDIA-style types), which builds on both kernels. The samples of one version do
-# not build on the other (6.12's use vfio_device_ops.bind_iommufd, which
+# own test-only modules, which build on both kernels:
+# selftests/modules/vgpu_test_parent.c (a PCI parent with NVIDIA-style
+# types) and vgpu_test_vf.c (NVIDIA-style vendor VFs with nvidia/ types).
+# The samples of one version do not build on the other (6.12's use vfio_device_ops.bind_iommufd, which
 # 6.1 lacks), so each kernel gets its own.
 #
 # The source comes from /usr/src/linux-source-X.Y.tar.xz when that package
@@ -29,8 +30,10 @@ pkg=linux-source-$series
 dst=$top/build/$rel/mdev
 src=$top/build/mdev-src/$series
 own=$top/selftests/modules/vgpu_test_parent.c
+own_vf=$top/selftests/modules/vgpu_test_vf.c
 [ -f "$dst/mbochs.ko" ] && [ -f "$dst/mtty.ko" ] &&
-	[ "$dst/vgpu_test_parent.ko" -nt "$own" ] && exit 0
+	[ "$dst/vgpu_test_parent.ko" -nt "$own" ] &&
+	[ "$dst/vgpu_test_vf.ko" -nt "$own_vf" ] && exit 0
 
 if [ ! -f "$src/.stamp" ]; then
 	rm -rf "$src"
@@ -65,7 +68,14 @@ fi
 obj=$top/build/kbuild/$rel-mdev
 rm -rf "$obj"
 mkdir -p "$obj" "$dst"
-cp "$src"/mbochs.c "$src"/mtty.c "$own" "$obj/"
-echo 'obj-m := mbochs.o mtty.o vgpu_test_parent.o' >"$obj/Kbuild"
+cp "$src"/mbochs.c "$src"/mtty.c "$own" "$own_vf" "$obj/"
+cat >"$obj/Kbuild" <<'KBUILD'
+obj-m := mbochs.o mtty.o vgpu_test_parent.o vgpu_test_vf.o
+# The iommufd callbacks of struct vfio_device_ops (6.2), as in kmod/Kbuild
+ifneq ($(shell grep -s -F bind_iommufd $(srctree)/include/linux/vfio.h),)
+CFLAGS_vgpu_test_vf.o += -DVTV_HAVE_VFIO_IOMMUFD_OPS
+endif
+KBUILD
 make -s -C "$kdir" M="$obj" modules
-cp "$obj/mbochs.ko" "$obj/mtty.ko" "$obj/vgpu_test_parent.ko" "$dst/"
+cp "$obj/mbochs.ko" "$obj/mtty.ko" "$obj/vgpu_test_parent.ko" \
+	"$obj/vgpu_test_vf.ko" "$dst/"

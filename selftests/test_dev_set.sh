@@ -134,10 +134,10 @@ check_tool() {
 	nlmon_mark
 	gpuctl dev set 11:00.0 numvfs 0 >"$TMP/out" 2>&1 || { cat "$TMP/out"; return 1; }
 	cat "$TMP/out"
-	# a header and the PF, its VFS 0 of 4 and no PF of its own before NAME
+	# a header and the PF, its VFS 0 of 4, no PF of its own and no VGPU
 	[ "$(wc -l <"$TMP/out")" = 2 ] &&
-	head -n 1 "$TMP/out" | grep -Eq ' VFS +PF +NAME$' &&
-	grep -Eq "^$PF .* 0/4 +- +Red Hat" "$TMP/out" &&
+	head -n 1 "$TMP/out" | grep -Eq ' VFS +PF +VGPU +NAME$' &&
+	grep -Eq "^$PF .* 0/4 +- +- +Red Hat" "$TMP/out" &&
 	numvfs_is 0 && [ ! -e "$SYS_PCI/$VF" ] &&
 	nlmon_wait "^dev-del-ntf address=$VF " || return 1
 	nlmon_mark
@@ -153,7 +153,7 @@ check_tool() {
 	nl_dev_has "$VF" state=reserved || return 1
 	gpuctl dev show "$VF" >"$TMP/out" || return 1
 	cat "$TMP/out"
-	grep -Eq "^$VF .* - +$PF +Red Hat" "$TMP/out" || return 1
+	grep -Eq "^$VF .* - +$PF +- +Red Hat" "$TMP/out" || return 1
 	# the kernel's reason reaches the user
 	if gpuctl dev set 11:00.0 numvfs 9 >"$TMP/out" 2>&1; then
 		cat "$TMP/out"

@@ -128,7 +128,7 @@ sysfs_gpu_groups() {
 # The tracked devices as `gpuctl -j dev show` must print them (without
 # the pci.ids names), one sorted JSON object each.
 sysfs_model() {
-	local a d total num ven dev sven sdev rev node
+	local a d total num ven dev sven sdev rev node vgpu
 
 	sysfs_scan
 	for a in $(sysfs_tracked); do
@@ -142,13 +142,18 @@ sysfs_model() {
 		read -r sdev <"$d/subsystem_device"
 		read -r rev <"$d/revision"
 		read -r node <"$d/numa_node"
+		# a vendor VF's vGPU type (NVIDIA's nvidia/ files)
+		vgpu=
+		[ -n "${PHYSFN[$a]}" ] && [ -r "$d/nvidia/current_vgpu_type" ] &&
+			read -r vgpu <"$d/nvidia/current_vgpu_type"
 		printf '%s\n' "$a" "$ven" "$dev" "$sven" "$sdev" "${CLASS[$a]}" \
 			"$((rev))" "${DRIVER[$a]}" "${GROUP[$a]}" "$node" \
-			"${PARENT[$a]}" "$total" "$num" "${PHYSFN[$a]}" "$(sysfs_role "$a")"
+			"${PARENT[$a]}" "$total" "$num" "${PHYSFN[$a]}" "$(sysfs_role "$a")" \
+			"$vgpu"
 	done | jq -R . | jq -s -S -c '
 		def hex: ltrimstr("0x");
 		def opt: if . == "" then null else . end;
-		[range(0; length; 15) as $i | .[$i:$i + 15]] | .[] |
+		[range(0; length; 16) as $i | .[$i:$i + 16]] | .[] |
 		{address: .[0], vendor_id: (.[1] | hex), device_id: (.[2] | hex),
 		 subsystem_vendor_id: (.[3] | hex),
 		 subsystem_device_id: (.[4] | hex),
@@ -161,7 +166,8 @@ sysfs_model() {
 		 physfn: (.[13] | opt), role: .[14],
 		 reserved: false, state: "free", state_reason: null,
 		 rule: null, action: null, allocation: null, holder: null,
-		 refused: null}'
+		 refused: null,
+		 vgpu_type: (.[15] | opt | if . then tonumber else null end)}'
 }
 
 # The tool's device objects without the names it looks up in pci.ids,

@@ -147,7 +147,7 @@ check_dev_show() {
 	# the table: ALLOC and HOLDER after ROOT; "reserved" has no reason,
 	# so the allocation is the 10th word and the holder the 11th
 	gpuctl dev show >"$TMP/table" || return 1
-	head -n1 "$TMP/table" | grep -E ' ROOT +ALLOC +HOLDER +VFS +PF +NAME *$' || return 1
+	head -n1 "$TMP/table" | grep -E ' ROOT +ALLOC +HOLDER +VFS +PF +VGPU +NAME *$' || return 1
 	if [ "$(awk -v a="$FREE" '$1 == a { print $10, $11 }' "$TMP/table")" != "$ID2 -" ] ||
 	   [ "$(awk -v a="$QXL" '$1 == a { print $10, $11 }' "$TMP/table")" != "- -" ]; then
 		cat "$TMP/table"

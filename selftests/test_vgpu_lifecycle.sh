@@ -79,7 +79,7 @@ sysfs_types() {
 			--argjson desc "$desc" \
 			'{parent: $parent, type: $type, name: $name,
 			  device_api: $api, available_instances: $avail,
-			  description: $desc}'
+			  description: $desc, kind: "mdev"}'
 	done | jq -s -S 'sort_by(.parent, .type)'
 }
 

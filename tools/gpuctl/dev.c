@@ -15,6 +15,7 @@
 #include "conf.h"
 #include "gpuctl.h"
 #include "json_print.h"
+#include "vf_sysfs.h"
 
 enum dev_col {
 	COL_ADDRESS,
@@ -30,6 +31,7 @@ enum dev_col {
 	COL_HOLDER,
 	COL_VFS,
 	COL_PF,
+	COL_VGPU,
 	COL_NAME,
 	COL_MAX,
 };
@@ -39,7 +41,7 @@ enum dev_col {
 
 static const char *const col_titles[COL_MAX] = {
 	"ADDRESS", "ROLE", "DRIVER", "STATE", "RULE", "IDS", "GROUP", "NUMA",
-	"ROOT", "ALLOC", "HOLDER", "VFS", "PF", "NAME",
+	"ROOT", "ALLOC", "HOLDER", "VFS", "PF", "VGPU", "NAME",
 };
 
 /* In one-line form (monitor) some values need a word to say what they are */
@@ -47,6 +49,7 @@ static const char *const col_labels[COL_MAX] = {
 	[COL_STATE] = "state ", [COL_RULE] = "rule ", [COL_GROUP] = "group ",
 	[COL_NUMA] = "numa ", [COL_ROOT] = "root ", [COL_ALLOC] = "alloc ",
 	[COL_HOLDER] = "holder ", [COL_VFS] = "vfs ", [COL_PF] = "pf ",
+	[COL_VGPU] = "vgpu_type ",
 };
 
 static void dev_help(FILE *fp)
@@ -194,6 +197,10 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 	if (tb[GPUCTL_A_DEV_ACTION])
 		d->action = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ACTION]);
 	dev_holder_parse(tb, d);
+	/* a vendor VF's type is the vendor driver's, read now: no event says */
+	if (d->has_physfn && d->address[0] &&
+	    !vf_vgpu_current(d->address, &d->vgpu_type))
+		d->has_vgpu_type = true;
 	return 0;
 }
 
@@ -288,6 +295,13 @@ static void dev_cell(const struct dev_info *d, enum dev_col col, char *buf,
 		break;
 	case COL_PF:
 		snprintf(buf, size, "%s", d->has_physfn ? d->physfn : "-");
+		break;
+	case COL_VGPU:
+		/* a vendor VF's vGPU type id, "none" without one */
+		if (d->has_vgpu_type && d->vgpu_type)
+			snprintf(buf, size, "%u", d->vgpu_type);
+		else
+			snprintf(buf, size, "%s", d->has_vgpu_type ? "none" : "-");
 		break;
 	default:
 		buf[0] = '\0';
@@ -456,6 +470,17 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 		dev_cell(d, COL_PF, buf, sizeof(buf));
 		print_string(PRINT_FP, NULL,
 			     col_fmt(fmt, sizeof(fmt), widths, COL_PF, "%s"),
+			     buf);
+	}
+	/* a vendor VF's type: 0 for none; null for any other function */
+	if (d->has_vgpu_type)
+		print_uint(PRINT_JSON, "vgpu_type", NULL, d->vgpu_type);
+	else
+		print_null(PRINT_JSON, "vgpu_type", NULL, NULL);
+	if (widths || d->has_vgpu_type) {
+		dev_cell(d, COL_VGPU, buf, sizeof(buf));
+		print_string(PRINT_FP, NULL,
+			     col_fmt(fmt, sizeof(fmt), widths, COL_VGPU, "%s"),
 			     buf);
 	}
 
@@ -627,6 +652,58 @@ static const char *dev_address(const char *arg, char *addr, size_t size)
 		return NULL;
 	}
 	return addr;
+}
+
+/**
+ * dev_show_quiet() - print one tracked device, or say why not
+ * @nl: an open socket
+ * @addr: its canonical address
+ *
+ * Return: 0, or a negative errno (-ENODEV: not tracked); nothing printed.
+ */
+int dev_show_quiet(struct nl_ctx *nl, const char *addr)
+{
+	struct nl_list list = { .size = sizeof(struct dev_info),
+				.parse = dev_parse };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
+	ret = nl_collect_quiet(nl, nlh, &list);
+	if (!ret) {
+		struct dev_list devs = { .v = list.v, .n = list.n };
+
+		dev_list_print(&devs);
+	}
+	nl_list_free(&list);
+	return ret;
+}
+
+/**
+ * dev_get_quiet() - dev_get() for a device that may not be tracked
+ * @nl: an open socket
+ * @addr: its canonical address
+ * @d: filled on success
+ *
+ * Return: 0, or a negative errno (-ENODEV: not tracked); nothing printed.
+ */
+int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d)
+{
+	struct nl_list list = { .size = sizeof(struct dev_info),
+				.parse = dev_parse };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
+	ret = nl_collect_quiet(nl, nlh, &list);
+	if (!ret && list.n != 1)
+		ret = -EPROTO;
+	if (!ret)
+		*d = *(const struct dev_info *)list.v;
+	nl_list_free(&list);
+	return ret;
 }
 
 /* Prints one device, or every device when @addr is empty. */

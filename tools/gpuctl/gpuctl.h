@@ -120,11 +120,15 @@ struct dev_info {
 	u32 open_match;		/* 0: the module did not say */
 	bool has_refused;	/* only in vfio-open-ntf */
 	char refused[STATE_REASON_BUFSZ];
+	bool has_vgpu_type;	/* a vendor VF, read from sysfs */
+	u32 vgpu_type;		/* 0: none */
 };
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
 void dev_info_print(const struct dev_info *d, const int *widths);
 int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d);
+int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d);
+int dev_show_quiet(struct nl_ctx *nl, const char *addr);
 int dev_set_numvfs(struct nl_ctx *nl, const char *addr, u16 numvfs);
 
 /* A rule as the kernel describes it, shared by reserve, apply and monitor */

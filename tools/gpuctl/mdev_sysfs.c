@@ -45,8 +45,15 @@ static int path_len_ok(int len)
  */
 #define path_of(buf, ...) path_len_ok(snprintf(buf, MDEV_PATH_BUFSZ, __VA_ARGS__))
 
-/* One sysfs file's text, newlines turned into spaces and trailing ones cut */
-static int read_text(const char *path, char *buf, size_t size)
+/**
+ * sysfs_read_text() - one sysfs file's text, on one line
+ * @path: the file
+ * @buf: the text, newlines turned into spaces and trailing ones cut
+ * @size: size of @buf; a longer text is cut
+ *
+ * Return: 0 or a negative errno.
+ */
+int sysfs_read_text(const char *path, char *buf, size_t size)
 {
 	ssize_t len;
 	int fd;
@@ -70,7 +77,14 @@ static int read_text(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-static int write_text(const char *path, const char *text)
+/**
+ * sysfs_write_text() - write @text to a sysfs file in one write()
+ * @path: the file
+ * @text: what to write
+ *
+ * Return: 0, or the errno the file's store() gave, negative.
+ */
+int sysfs_write_text(const char *path, const char *text)
 {
 	size_t len = strlen(text);
 	ssize_t ret;
@@ -281,22 +295,22 @@ static int type_read(const char *parent, const char *id,
 	/* the files every type has */
 	ret = path_of(path, "%s/%s/available_instances", dir, id);
 	if (!ret)
-		ret = read_text(path, num, sizeof(num));
+		ret = sysfs_read_text(path, num, sizeof(num));
 	if (!ret && parse_u32(num, &t->available))
 		ret = -EINVAL;
 	if (!ret)
 		ret = path_of(path, "%s/%s/device_api", dir, id);
 	if (!ret)
-		ret = read_text(path, t->device_api, sizeof(t->device_api));
+		ret = sysfs_read_text(path, t->device_api, sizeof(t->device_api));
 	if (ret)
 		return ret;
 
 	/* and the ones a driver may leave out */
 	if (!path_of(path, "%s/%s/name", dir, id) &&
-	    read_text(path, t->name, sizeof(t->name)))
+	    sysfs_read_text(path, t->name, sizeof(t->name)))
 		t->name[0] = '\0';
 	if (!path_of(path, "%s/%s/description", dir, id) &&
-	    read_text(path, t->description, sizeof(t->description)))
+	    sysfs_read_text(path, t->description, sizeof(t->description)))
 		t->description[0] = '\0';
 	mdev_description_parse(t);
 	return 0;
@@ -450,7 +464,7 @@ int mdev_parent_node(const char *parent)
 	int node;
 
 	if (path_of(path, "%s/class/mdev_bus/%s/numa_node", mdev_sysfs_root,
-		    parent) || read_text(path, buf, sizeof(buf)) ||
+		    parent) || sysfs_read_text(path, buf, sizeof(buf)) ||
 	    sscanf(buf, "%d", &node) != 1)
 		return -1;
 	return node;
@@ -545,7 +559,7 @@ int mdev_create(const char *parent, const char *type, const char *uuid)
 
 	return types_dir(dir, parent) ?:
 	       path_of(path, "%s/%s/create", dir, type) ?:
-	       write_text(path, uuid);
+	       sysfs_write_text(path, uuid);
 }
 
 /**
@@ -564,7 +578,7 @@ int mdev_remove(const char *uuid)
 	char path[MDEV_PATH_BUFSZ];
 
 	return path_of(path, "%s/bus/mdev/devices/%s/remove", mdev_sysfs_root,
-		       uuid) ?: write_text(path, "1");
+		       uuid) ?: sysfs_write_text(path, "1");
 }
 
 /**

@@ -56,6 +56,8 @@ struct mdev_type_info {
 /* The sysfs mount the mdev core's files are under; tests point it elsewhere */
 extern const char *mdev_sysfs_root;
 
+int sysfs_read_text(const char *path, char *buf, size_t size);
+int sysfs_write_text(const char *path, const char *text);
 int mdev_parent_name(const char *arg, char *out, size_t size);
 bool mdev_parent_exists(const char *parent);
 int mdev_parent_node(const char *parent);

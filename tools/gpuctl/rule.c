@@ -108,8 +108,9 @@ int rule_match_parse(const char *arg, char *out, size_t size)
 
 /*
  * The kernel accepts names that contain "vfio" (vfio-pci and its variant
- * drivers) and pci-stub. The tool also keeps to the characters of module
- * names, so that a name can never break the module parameter's grammar.
+ * drivers), pci-stub, and nvidia for NVIDIA's vendor VFs alone. The tool
+ * also keeps to the characters of module names, so that a name can never
+ * break the module parameter's grammar.
  */
 static int rule_driver_check(const char *name, char *err, size_t errsz)
 {
@@ -121,7 +122,8 @@ static int rule_driver_check(const char *name, char *err, size_t errsz)
 		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_')
 			return rule_err(err, errsz,
 					"invalid driver name \"%s\"", name);
-	if (!strstr(name, "vfio") && strcmp(name, "pci-stub"))
+	if (!strstr(name, "vfio") && strcmp(name, "pci-stub") &&
+	    strcmp(name, "nvidia"))
 		return rule_err(err, errsz, "driver %s is not a VFIO driver",
 				name);
 	return 0;

@@ -644,6 +644,7 @@ static const char *const dev_json_want[][2] = {
 	{ "allocation", "null" },
 	{ "holder", "null" },
 	{ "refused", "null" },
+	{ "vgpu_type", "null" },
 	{ "vendor", NULL },
 	{ "device", NULL },
 };

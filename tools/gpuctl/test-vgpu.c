@@ -6,17 +6,20 @@
  * types" over a sysfs tree made in a temporary directory, with a PCI
  * parent that describes its types as NVIDIA's vGPU manager does, a
  * virtual one that writes prose, and a type with neither name nor
- * description, as mtty's. The QEMU tests read the kernel's own.
+ * description, as mtty's; and vendor VFs with NVIDIA's nvidia/ files.
+ * The QEMU tests read the kernel's own.
  */
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "gpuctl.h"
 #include "mdev_sysfs.h"
+#include "vf_sysfs.h"
 #include "test-cmdline.h"
 
 /* As NVIDIA's vGPU manager describes its types */
@@ -127,7 +130,83 @@ static const char *const tree[][2] = {
 	"{\"vgpu_types\":[{\"parent\":\"mtty\",\"type\":\"mtty-2\",\"name\":\"\"," \
 	"\"device_api\":\"vfio-pci\",\"available_instances\":12," \
 	"\"max_instance\":null,\"framebuffer_mb\":null,\"num_heads\":null," \
-	"\"max_resolution\":null,\"description\":null}]}\n"
+	"\"max_resolution\":null,\"description\":null,\"kind\":\"mdev\"}]}\n"
+
+/* creatable_vgpu_types texts, and the "id name;" pairs read from them */
+static const char *const vf_parse_cases[][2] = {
+	{ "ID    : vGPU Name\n1155  : NVIDIA L40S-12Q\n1156  : NVIDIA L40S-24Q\n",
+	  "1155 NVIDIA L40S-12Q;1156 NVIDIA L40S-24Q;" },
+	{ "ID    : vGPU Name\n", "" },
+	{ "", "" },
+	{ "  42:A\t\n\n7 :  spaced name\t\t\nx : y\n9 :\n10 11 : z\n",
+	  "42 A;7 spaced name;" },
+	{ "99999999999 : too big\n1 : ok", "1 ok;" },
+};
+
+static void test_vf_parse(void)
+{
+	char text[256], got[256], name[64];
+	struct vf_vgpu_type *t;
+	size_t i, j, n, len;
+
+	for (i = 0; i < ARRAY_SIZE(vf_parse_cases); i++) {
+		snprintf(text, sizeof(text), "%s", vf_parse_cases[i][0]);
+		snprintf(name, sizeof(name), "creatable_vgpu_types case %zu", i);
+		if (vf_vgpu_types_parse(text, &t, &n)) {
+			report(false, "%s", name);
+			continue;
+		}
+		got[0] = '\0';
+		for (j = 0, len = 0; j < n && len < sizeof(got); j++)
+			len += snprintf(got + len, sizeof(got) - len, "%u %s;",
+					t[j].id, t[j].name);
+		free(t);
+		check_str(name, got, vf_parse_cases[i][1]);
+	}
+}
+
+/* A PF with two vendor VFs, one of them able to take two types */
+#define PCI "bus/pci/devices/"
+static const char *const vf_tree[][2] = {
+	{ PCI "0000:41:00.0/sriov_totalvfs", "2\n" },
+	{ PCI "0000:41:00.4/nvidia/current_vgpu_type", "0\n" },
+	{ PCI "0000:41:00.4/nvidia/creatable_vgpu_types",
+	  "ID    : vGPU Name\n1155  : NVIDIA L40S-12Q\n1156  : NVIDIA L40S-24Q\n" },
+	{ PCI "0000:41:00.5/nvidia/current_vgpu_type", "0\n" },
+	{ PCI "0000:41:00.5/nvidia/creatable_vgpu_types",
+	  "ID    : vGPU Name\n1156  : NVIDIA L40S-24Q\n" },
+	/* no physfn: no vendor VF */
+	{ PCI "0000:42:00.0/nvidia/current_vgpu_type", "0\n" },
+	{ NULL, NULL },
+};
+
+#define VF_TEXT \
+	"0000:41:00.0 1155 name \"NVIDIA L40S-12Q\" api vfio-pci available 1 kind vf\n" \
+	"0000:41:00.0 1156 name \"NVIDIA L40S-24Q\" api vfio-pci available 2 kind vf\n"
+
+#define VF_JSON_TYPE(id, name, n) \
+	"{\"parent\":\"0000:41:00.0\",\"type\":" id ",\"name\":\"" name "\"," \
+	"\"device_api\":\"vfio-pci\",\"available_instances\":" n "," \
+	"\"max_instance\":null,\"framebuffer_mb\":null,\"num_heads\":null," \
+	"\"max_resolution\":null,\"description\":null,\"kind\":\"vf\"}"
+#define VF_JSON \
+	"{\"vgpu_types\":[" VF_JSON_TYPE("1155", "NVIDIA L40S-12Q", "1") "," \
+	VF_JSON_TYPE("1156", "NVIDIA L40S-24Q", "2") "]}\n"
+
+static int vf_tree_make(const char *dir)
+{
+	char link[512];
+	size_t i;
+
+	for (i = 0; vf_tree[i][0]; i++)
+		if (put(dir, vf_tree[i][0], vf_tree[i][1]))
+			return -1;
+	snprintf(link, sizeof(link), "%s/" PCI "0000:41:00.4/physfn", dir);
+	if (symlink("../0000:41:00.0", link))
+		return -1;
+	snprintf(link, sizeof(link), "%s/" PCI "0000:41:00.5/physfn", dir);
+	return symlink("../0000:41:00.0", link);
+}
 
 static void types_case(const char *args, int rc_want, const char *out_want,
 		       const char *err_want)
@@ -172,6 +251,16 @@ static void test_types(void)
 		report(false, "%s", "mtty-1");
 	types_case("vgpu types mtty", 0, TT_TEXT, "");
 
+	/* vendor VFs: their PF's types, after the mdev types */
+	report(!vf_tree_make(dir), "%s", "vendor VF tree");
+	types_case("vgpu types 41:00.0", 0, VF_TEXT, "");
+	types_case("vgpu types", 0,
+		   NV_TEXT_222 NV_TEXT_1000 MB_TEXT TT_TEXT VF_TEXT, "");
+	types_case("-j vgpu types 0000:41:00.0", 0, VF_JSON, "");
+	/* a PF without vendor VFs is no parent */
+	types_case("vgpu types 42:00.0", 2, "",
+		   "gpuctl: vgpu types: no mdev parent \"0000:42:00.0\" (parents: 0000:00:02.0, mbochs, mtty)\n");
+
 	/* no mdev.ko, no parent: an empty list, not an error */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	report(!system(cmd), "%s", "fake sysfs removed");
@@ -179,8 +268,30 @@ static void test_types(void)
 	mdev_sysfs_root = root;
 }
 
+/* Words vgpu set refuses before it asks anyone */
+static const char *const set_usage_cases[][2] = {
+	{ "vgpu set", "gpuctl: vgpu set: expected \"VF type TYPE\"\n" },
+	{ "vgpu set 41:00.x type 1", "gpuctl: vgpu set: invalid VF address \"41:00.x\"\n" },
+	{ "vgpu set 41:00.4",
+	  "gpuctl: vgpu set: expected \"type TYPE\" or \"type none\" after 0000:41:00.4\n" },
+	{ "vgpu set 41:00.4 kind 1156",
+	  "gpuctl: vgpu set: expected \"type TYPE\" or \"type none\" after 0000:41:00.4\n" },
+	{ "vgpu set 41:00.4 type",
+	  "gpuctl: vgpu set: expected \"type TYPE\" or \"type none\" after 0000:41:00.4\n" },
+};
+
+static void test_set_usage(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(set_usage_cases); i++)
+		types_case(set_usage_cases[i][0], 1, "", set_usage_cases[i][1]);
+}
+
 void test_vgpus(void)
 {
 	test_descriptions();
+	test_vf_parse();
 	test_types();
+	test_set_usage();
 }

@@ -5,7 +5,8 @@
  * gpuctl vgpu: the host's mdev instances (vGPUs) as the module follows
  * them on the mdev bus, whoever created them; their types; and their
  * creation and removal, which the tool writes to the mdev core's sysfs
- * and the module's view confirms (mdev_sysfs.c says why).
+ * and the module's view confirms (mdev_sysfs.c says why). Vendor VFs'
+ * types are set in vgpu_vf.c.
  */
 
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "gpuctl.h"
 #include "json_print.h"
 #include "mdev_sysfs.h"
+#include "vgpu_vf.h"
 
 static void vgpu_help(FILE *fp)
 {
@@ -26,10 +28,14 @@ static void vgpu_help(FILE *fp)
 		"       gpuctl vgpu types [ PARENT ]\n"
 		"       gpuctl vgpu add PARENT type TYPE [ uuid UUID ]\n"
 		"       gpuctl vgpu del UUID\n"
+		"       gpuctl vgpu set VF type { VFTYPE | none }\n"
 		"       gpuctl vgpu help\n"
 		"where  UUID := an mdev instance, xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n"
 		"       PARENT := { DDDD:BB:DD.F | BB:DD.F | NAME }, a device with mdev types\n"
-		"       TYPE := a type's id, as vgpu types lists it\n");
+		"                 or a PF with vendor VFs\n"
+		"       TYPE := a type's id, as vgpu types lists it\n"
+		"       VF := { DDDD:BB:DD.F | BB:DD.F }, a vendor VF (nvidia/current_vgpu_type)\n"
+		"       VFTYPE := a vendor VF type's id or name, as vgpu types lists it\n");
 }
 
 /* Copies a string attribute, validated, into @buf */
@@ -446,6 +452,7 @@ int cmd_vgpu(struct gpuctl *g, struct args *a)
 		{ "types", cmd_vgpu_types },
 		{ "add", cmd_vgpu_add },
 		{ "del", cmd_vgpu_del },
+		{ "set", cmd_vgpu_set },
 	};
 
 	return cmd_dispatch(g, a, "vgpu", cmds, ARRAY_SIZE(cmds), vgpu_help);

@@ -3,8 +3,9 @@
  * Copyright (C) 2025 The gpuctl authors
  *
  * gpuctl vgpu types: the mdev types each parent offers and how many more
- * instances of each it can make, read from sysfs at every call
- * (mdev_sysfs.c says why the tool reads them, not the module).
+ * instances of each it can make, and the types vendor VFs can take, read
+ * from sysfs at every call (mdev_sysfs.c and vf_sysfs.c say why the tool
+ * reads them, not the module).
  */
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "gpuctl.h"
 #include "json_print.h"
 #include "mdev_sysfs.h"
+#include "vgpu_vf.h"
 
 /**
  * vgpu_type_print() - one type on one line, or one JSON object
@@ -57,6 +59,7 @@ static void vgpu_type_print(const struct mdev_type_info *t)
 			     t->description);
 	else
 		print_null(PRINT_JSON, "description", NULL, NULL);
+	print_string(PRINT_JSON, "kind", NULL, "mdev");
 }
 
 /* "no mdev parent "qxl" (parents: mbochs, mtty)"; Return: the exit code */
@@ -75,21 +78,38 @@ static int vgpu_no_parent(const char *cmd, const char *parent)
  * vgpu_types_show() - gpuctl vgpu types [ PARENT ]
  * @parent: a parent from mdev_parent_name(), or NULL for all
  *
+ * The mdev types, then the types of vendor VFs, per PF.
+ *
  * Return: the exit code.
  */
 int vgpu_types_show(const char *parent)
 {
-	struct mdev_type_info *types;
-	size_t n, i;
+	struct mdev_type_info *types = NULL;
+	struct vgpu_vf_type *vf_types = NULL;
+	size_t n = 0, nvf = 0, i;
+	bool vf_pf;
 	int ret;
 
-	ret = mdev_types_read(parent, &types, &n);
-	if (ret == -ENOENT)
-		return vgpu_no_parent("vgpu types", parent);
-	if (ret) {
-		fprintf(stderr, "gpuctl: vgpu types: cannot read the mdev types: %s\n",
-			strerror(-ret));
-		return EXIT_KERNEL;
+	vf_pf = parent && vgpu_vf_is_pf(parent);
+	if (!vf_pf) {
+		ret = mdev_types_read(parent, &types, &n);
+		if (ret == -ENOENT)
+			return vgpu_no_parent("vgpu types", parent);
+		if (ret) {
+			fprintf(stderr, "gpuctl: vgpu types: cannot read the mdev types: %s\n",
+				strerror(-ret));
+			return EXIT_KERNEL;
+		}
+	}
+	if (!parent || vf_pf) {
+		ret = vgpu_vf_types_read(parent, &vf_types, &nvf);
+		if (ret) {
+			fprintf(stderr,
+				"gpuctl: vgpu types: cannot read the vendor VFs' types: %s\n",
+				strerror(-ret));
+			free(types);
+			return EXIT_KERNEL;
+		}
 	}
 
 	new_json_obj();
@@ -100,9 +120,16 @@ int vgpu_types_show(const char *parent)
 		close_json_object();
 		print_nl();
 	}
+	for (i = 0; i < nvf; i++) {
+		open_json_object(NULL);
+		vgpu_vf_type_print(&vf_types[i]);
+		close_json_object();
+		print_nl();
+	}
 	close_json_array(PRINT_JSON, NULL);
 	delete_json_obj();
 	free(types);
+	free(vf_types);
 	return EXIT_OK;
 }
 

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The gpuctl authors
+ */
+#ifndef _GPUCTL_VGPU_VF_H
+#define _GPUCTL_VGPU_VF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "vf_sysfs.h"
+
+struct args;
+struct gpuctl;
+struct nl_ctx;
+
+/**
+ * struct vgpu_vf_type - a type the vendor VFs of one PF can take now
+ * @pf: the PF
+ * @type: the type's id and name
+ * @available: how many of the PF's VFs list it as creatable
+ */
+struct vgpu_vf_type {
+	char pf[ADDR_BUFSZ];
+	struct vf_vgpu_type type;
+	u32 available;
+};
+
+int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
+		       size_t *n);
+bool vgpu_vf_is_pf(const char *pf);
+void vgpu_vf_type_print(const struct vgpu_vf_type *t);
+int vgpu_vf_set(struct nl_ctx *nl, const char *vf, const char *type,
+		const char *cmd);
+int cmd_vgpu_set(struct gpuctl *g, struct args *a);
+
+#endif /* _GPUCTL_VGPU_VF_H */
