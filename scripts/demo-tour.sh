@@ -114,7 +114,7 @@ run insmod "$GPUCTL_KO"
 say "Every GPU and every member of their IOMMU groups, with its driver,
 its reservation state and rule, allocation and holder:"
 run gpuctl dev show
-expect '^ADDRESS +ROLE +DRIVER +STATE +RULE +IDS +GROUP +NUMA +ROOT +ALLOC +HOLDER +VFS +PF +NAME' \
+expect '^ADDRESS +ROLE +DRIVER +STATE +RULE +IDS +GROUP +NUMA +ROOT +ALLOC +HOLDER +VFS +PF +VGPU +NAME' \
 	"^$GPU +gpu +bochs-drm +free +- +1234:1111 " \
 	"^$NIC +foreign +e1000 +free "
 

@@ -108,12 +108,17 @@ cond=$(sed -n 's/^ConditionPathExists=//p' "$unit")
 [ -f "$dest$cond" ] || bad "ConditionPathExists=$cond: not installed"
 # the udev rule runs the installed tool on the installed file
 rule=$dest/lib/udev/rules.d/90-gpuctl.rules
-run=$(sed -n 's/.*RUN+="\([^"]*\)".*/\1/p' "$rule")
-if [ "${run%% *}" != /usr/sbin/gpuctl ] || [ ! -x "$dest${run%% *}" ]; then
-	bad "the udev rule's RUN=$run does not run the installed tool"
-fi
+runs=$(sed -n 's/.*RUN+="\([^"]*\)".*/\1/p' "$rule")
+[ "$(echo "$runs" | grep -c .)" = 2 ] || bad "the udev rules do not run apply twice"
+while read -r run; do
+	if [ "${run%% *}" != /usr/sbin/gpuctl ] || [ ! -x "$dest${run%% *}" ]; then
+		bad "the udev rule's RUN=$run does not run the installed tool"
+	fi
+done <<<"$runs"
 grep -q 'ENV{MDEV_STATE}=="registered"' "$rule" ||
 	bad "the udev rule does not wait for an mdev parent's registration"
+grep -q 'ACTION=="bind", SUBSYSTEM=="pci", DRIVER=="nvidia"' "$rule" ||
+	bad "the udev rule does not wait for a vendor VF's binding"
 # and the installed tool accepts the installed example
 "$dest/usr/sbin/gpuctl" apply "$dest/etc/gpuctl/gpuctl.conf" check ||
 	bad "gpuctl apply check rejects the installed gpuctl.conf"

@@ -237,7 +237,7 @@ check_apply_again() {
 	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$CONF" || return 1
 	[ ! -s "$TMP/out" ] && [ ! -s "$TMP/err" ] || return 1
 	run_captured "$TMP/out" "$TMP/err" gpuctl -j apply "$CONF" || return 1
-	[ "$(cat "$TMP/out")" = '{"rules":[],"vfs":[],"vgpus":[]}' ] || return 1
+	[ "$(cat "$TMP/out")" = '{"rules":[],"vfs":[],"vf_types":[],"vgpus":[]}' ] || return 1
 	gpuctl-nl rule-dump | diff -u "$TMP/before" -
 }
 

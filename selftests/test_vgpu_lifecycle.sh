@@ -290,7 +290,7 @@ check_apply() {
 	# again: nothing to do, nothing printed
 	mdevs_now >"$TMP/before" || return 1
 	run_captured "$TMP/out" "$TMP/err" gpuctl -j apply "$conf" || return 1
-	[ "$(cat "$TMP/out")" = '{"rules":[],"vfs":[],"vgpus":[]}' ] && [ ! -s "$TMP/err" ] &&
+	[ "$(cat "$TMP/out")" = '{"rules":[],"vfs":[],"vf_types":[],"vgpus":[]}' ] && [ ! -s "$TMP/err" ] &&
 	mdevs_now | diff -u "$TMP/before" - || return 1
 
 	# the UUID exists as another type: named, not replaced

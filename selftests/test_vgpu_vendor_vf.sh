@@ -18,7 +18,10 @@
 #     refuses (another type, no room) is named and changes nothing; a VF
 #     that changes type and is refused keeps its old one;
 #   - an allocated VF and an open VF (a nested QEMU has it) are refused;
-#     a VF without a type cannot be opened at all.
+#     a VF without a type cannot be opened at all;
+#   - gpuctl.conf's "vf VF type ID" lines: apply sets them, is idempotent,
+#     refuses a VF with another type and rolls back; a VF that appears
+#     later gets its type from the udev rule when nvidia binds it.
 
 # Stage functions run through ktap_run_stage or a trap; json_check's jq
 # filters name jq variables in single quotes.
@@ -34,19 +37,25 @@ PF=0000:11:00.0
 VF1=0000:11:00.1
 VF2=0000:11:00.2
 VF3=0000:11:00.3
+VF4=0000:11:00.4
 GPU=0000:01:00.0
 OWNER=5a0e4b52-3f1c-4d4e-9a51-3c1f2a0b7d21
 QEMU_PID=
 QEMU_SOCK=$TMP/qmp.sock
 QEMU_TIMEOUT=60
+UDEVD=
 
 cleanup() {
 	local vf
 
 	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
 	wait 2>/dev/null
+	if [ -n "$UDEVD" ]; then
+		udevadm control --exit
+		rm -f /run/udev/rules.d/90-gpuctl.rules
+	fi
 	nl_allocs_cleanup
-	for vf in "$VF1" "$VF2" "$VF3"; do
+	for vf in "$VF1" "$VF2" "$VF3" "$VF4"; do
 		[ -e "$SYS_PCI/$vf/nvidia" ] &&
 			echo 0 >"$SYS_PCI/$vf/nvidia/current_vgpu_type" 2>/dev/null
 	done
@@ -277,8 +286,71 @@ check_open() {
 	grep -q 'No such device' "$TMP/qemu.out"
 }
 
+# gpuctl.conf's vf lines: set in file order, again a no-op; a VF with
+# another type is an error that changes nothing; a refusal takes back the
+# types the run set.
+check_apply() {
+	local conf=$TMP/vf.conf
+
+	gpuctl vgpu set "$VF2" type none >/dev/null || return 1
+	printf 'vf %s type 1155\nvf %s type 1155\n' "$VF1" "$VF2" >"$conf"
+	gpuctl -j apply "$conf" >"$TMP/out" || return 1
+	cat "$TMP/out"
+	json_check --arg a "$VF1" --arg b "$VF2" '.vf_types ==
+		[{address: $a, type: 1155}, {address: $b, type: 1155}] and
+		.vfs == [] and .vgpus == [] and .rules == []' "$TMP/out" &&
+	[ "$(vf_type "$VF1")" = 1155 ] && [ "$(vf_type "$VF2")" = 1155 ] || return 1
+	gpuctl -j apply "$conf" >"$TMP/out" || return 1
+	json_check '.vf_types == []' "$TMP/out" || return 1
+
+	printf 'vf %s type 1157\n' "$VF1" >"$conf"
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" && return 1
+	grep -qx "gpuctl: apply: $VF1 has type 1155" "$TMP/err" &&
+	grep -qx "$conf:1: cannot give $VF1 type 1157" "$TMP/err" &&
+	[ "$(vf_type "$VF1")" = 1155 ] || return 1
+
+	# VF3 takes 1155, then VF2's 1156 is refused: VF3 is cleared again
+	gpuctl vgpu set "$VF2" type none >/dev/null || return 1
+	printf 'vf %s type 1155\nvf %s type 1156\n' "$VF3" "$VF2" >"$conf"
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" && return 1
+	grep -qx "gpuctl: apply: the card of $VF2 has VFs of another type; it takes one type at a time" "$TMP/err" &&
+	grep -qx "$conf:2: cannot give $VF2 type 1156, rolling back" "$TMP/err" || return 1
+	[ "$(vf_type "$VF3")" = 0 ] && [ "$(vf_type "$VF2")" = 0 ] &&
+		[ "$(vf_type "$VF1")" = 1155 ]
+}
+
+# A VF that is not there yet is skipped with a note; the installed udev
+# rule (pointed at this test's file and tool) applies the file again when
+# nvidia binds it, once its PF enables it.
+check_udev_late_vf() {
+	local conf=$TMP/late.conf rules=/run/udev/rules.d tool
+
+	gpuctl vgpu set "$VF1" type none >/dev/null || return 1
+	nl_rule_new "$VF4" driver nvidia || return 1
+	printf 'vf %s type 1156\n' "$VF4" >"$conf"
+	run_captured "$TMP/out" "$TMP/err" gpuctl apply "$conf" || return 1
+	grep -qx "$conf:1: vendor VF $VF4 is not there yet; its type is set when it appears" \
+		"$TMP/err" || return 1
+
+	tool=$(command -v gpuctl) || return 1
+	mkdir -p "$rules" || return 1
+	sed -e "s|/etc/gpuctl/gpuctl.conf|$conf|g" -e "s|/usr/sbin/gpuctl|$tool|" \
+		"$GPUCTL_ROOT/packaging/udev/90-gpuctl.rules" >"$rules/90-gpuctl.rules" ||
+		return 1
+	/lib/systemd/systemd-udevd --daemon || return 1
+	UDEVD=1
+	echo 0 >"$SYS_PCI/$PF/sriov_numvfs" && echo 4 >"$SYS_PCI/$PF/sriov_numvfs" ||
+		return 1
+	expect_pci_driver "$VF4" nvidia 10 || return 1
+	udevadm settle -t 30
+	wait_for 30 eval '[ "$(vf_type "$VF4")" = 1156 ]' ||
+		{ echo "udev did not give $VF4 type 1156: $(vf_type "$VF4")"; return 1; }
+	# the others keep none
+	[ "$(vf_type "$VF1")" = 0 ] && [ "$(vf_type "$VF3")" = 0 ]
+}
+
 ktap_header
-ktap_plan 8
+ktap_plan 10
 ktap_run_stage "vendor VFs on nvidia, reserved by their rules, no type" check_setup
 ktap_run_stage "a nvidia rule blocks the PF and never unbinds it" check_pf_blocked
 ktap_run_stage "dev show: the VGPU column and vgpu_type" check_dev_show
@@ -288,4 +360,7 @@ ktap_run_stage "refusals name the reason and change nothing" check_refusals
 ktap_run_stage "an allocated VF keeps its type" check_allocated
 ktap_run_stage "a nested QEMU opens a typed VF: refused while open; no type, no open" \
 	check_open
+ktap_run_stage "gpuctl apply: vf lines, idempotent, refusals roll back" check_apply
+ktap_run_stage "a late VF: apply skips it, the udev rule types it when nvidia binds it" \
+	check_udev_late_vf
 ktap_finished

@@ -3,11 +3,12 @@
  * Copyright (C) 2025 The gpuctl authors
  *
  * gpuctl apply: load the rules of /etc/gpuctl/gpuctl.conf into the module,
- * give its PFs the VF counts it declares and make the vGPUs it declares,
- * in that order (a PF's VFs may be mdev parents), as gpuctl.service does
- * at boot, or turn its rules into the modprobe.d line that the initramfs
- * hook installs. Either the whole file applies or nothing changes, and applying
- * it twice changes nothing the second time.
+ * give its PFs the VF counts it declares, its vendor VFs their types
+ * (apply_vf.c) and make the vGPUs it declares, in that order (a PF's VFs
+ * may be mdev parents), as gpuctl.service does at boot, or turn its rules
+ * into the modprobe.d line that the initramfs hook installs. Either the
+ * whole file applies or nothing changes, and applying it twice changes
+ * nothing the second time.
  */
 
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "conf.h"
 #include "gpuctl.h"
 #include "json_print.h"
+#include "vgpu_vf.h"
 
 #define APPLY_CONF_DEFAULT "/etc/gpuctl/gpuctl.conf"
 
@@ -253,9 +255,13 @@ static const struct vgpu_spec *apply_vgpus(struct nl_ctx *nl,
 	return NULL;
 }
 
-/* What this run changed: {"rules":[...],"vfs":[...],"vgpus":[...]} */
+/*
+ * What this run changed:
+ * {"rules":[...],"vfs":[...],"vf_types":[...],"vgpus":[...]}
+ */
 static void apply_print(const struct nl_list *added,
 			const struct vfs_done *done, size_t n,
+			const struct vf_type_spec *const *set, size_t n_set,
 			const struct vgpu_spec *const *made, size_t n_made)
 {
 	size_t i;
@@ -274,6 +280,7 @@ static void apply_print(const struct nl_list *added,
 		print_nl();
 	}
 	close_json_array(PRINT_JSON, NULL);
+	apply_vf_types_print(set, n_set);
 	open_json_array(PRINT_JSON, "vgpus");
 	for (i = 0; i < n_made; i++) {
 		open_json_object(NULL);
@@ -292,12 +299,13 @@ static int apply_kernel(struct gpuctl *g, const char *file,
 {
 	const struct rule_set *set = &conf->rules;
 	const struct vgpu_spec **made = NULL, *failed_vgpu;
+	const struct vf_type_spec **typed = NULL, *failed_type;
 	const struct vfs_spec *failed;
 	struct vfs_done *done = NULL;
 	struct nl_list have, added;
 	const struct rule_spec *r;
 	struct nl_ctx *nl;
-	size_t i, n_done, n_made;
+	size_t i, n_done, n_made, n_set;
 	int ret;
 
 	ret = gpuctl_nl(g, &nl);
@@ -307,7 +315,9 @@ static int apply_kernel(struct gpuctl *g, const char *file,
 	reserve_list_init(&added);
 	done = calloc(conf->n_vfs ? conf->n_vfs : 1, sizeof(*done));
 	made = calloc(conf->n_vgpus ? conf->n_vgpus : 1, sizeof(*made));
-	if (!done || !made) {
+	typed = calloc(conf->n_vf_types ? conf->n_vf_types : 1,
+		       sizeof(*typed));
+	if (!done || !made || !typed) {
 		fprintf(stderr, "gpuctl: out of memory\n");
 		ret = EXIT_KERNEL;
 		goto out;
@@ -345,19 +355,34 @@ static int apply_kernel(struct gpuctl *g, const char *file,
 		ret = EXIT_KERNEL;
 		goto out;
 	}
-	failed_vgpu = apply_vgpus(nl, file, conf, made, &n_made);
-	if (failed_vgpu) {
-		fprintf(stderr, "%s:%u: cannot make vgpu %s%s\n", file,
-			failed_vgpu->line, failed_vgpu->uuid,
-			added.n || n_done || n_made ? ", rolling back" : "");
-		vgpus_rollback(made, n_made);
+	failed_type = apply_vf_types(nl, file, conf, typed, &n_set);
+	if (failed_type) {
+		fprintf(stderr, "%s:%u: cannot give %s type %u%s\n", file,
+			failed_type->line, failed_type->address,
+			failed_type->type,
+			added.n || n_done || n_set ? ", rolling back" : "");
+		apply_vf_types_rollback(typed, n_set);
 		vfs_rollback(nl, done, n_done);
 		apply_rollback(nl, &added);
 		ret = EXIT_KERNEL;
 		goto out;
 	}
-	apply_print(&added, done, n_done, made, n_made);
+	failed_vgpu = apply_vgpus(nl, file, conf, made, &n_made);
+	if (failed_vgpu) {
+		fprintf(stderr, "%s:%u: cannot make vgpu %s%s\n", file,
+			failed_vgpu->line, failed_vgpu->uuid,
+			added.n || n_done || n_set || n_made ?
+			", rolling back" : "");
+		vgpus_rollback(made, n_made);
+		apply_vf_types_rollback(typed, n_set);
+		vfs_rollback(nl, done, n_done);
+		apply_rollback(nl, &added);
+		ret = EXIT_KERNEL;
+		goto out;
+	}
+	apply_print(&added, done, n_done, typed, n_set, made, n_made);
 out:
+	free(typed);
 	free(made);
 	free(done);
 	nl_list_free(&added);

@@ -5,7 +5,8 @@
  * The config file (/etc/gpuctl/gpuctl.conf) as text: each line is a
  * command of the tool without the tool's verb, "reserve MATCH ..." as
  * "gpuctl reserve add" takes it, "dev DEV numvfs NUM" as "gpuctl dev set"
- * does, "vgpu PARENT type TYPE uuid UUID" as "gpuctl vgpu add". gpuctl
+ * does, "vgpu PARENT type TYPE uuid UUID" as "gpuctl vgpu add", "vf VF
+ * type ID" as "gpuctl vgpu set" (an id only: names have spaces). gpuctl
  * apply and its tests read files only through here.
  */
 
@@ -136,6 +137,37 @@ static int conf_vgpu_parse(struct args *a, struct vgpu_spec *v, char *err,
 	return 0;
 }
 
+/* "VF type ID": a vendor VF's type, by id, for every boot */
+static int conf_vf_type_parse(struct args *a, struct vf_type_spec *v,
+			      char *err, size_t errsz)
+{
+	const char *arg = args_next(a);
+	unsigned long id;
+	char *end;
+
+	if (!arg)
+		return conf_err(err, errsz, "missing VF");
+	if (parse_pci_address(arg, v->address, sizeof(v->address)))
+		return conf_err(err, errsz,
+				"invalid PCI address \"%s\", expected DDDD:BB:DD.F or BB:DD.F",
+				arg);
+	arg = args_next(a);
+	if (!arg || strcmp(arg, "type"))
+		return conf_err(err, errsz, "expected \"type ID\" after %s",
+				v->address);
+	arg = args_next(a);
+	errno = 0;
+	id = arg && *arg >= '1' && *arg <= '9' ? strtoul(arg, &end, 10) : 0;
+	if (!id || errno || *end || id > UINT32_MAX)
+		return conf_err(err, errsz,
+				"type takes a vGPU type id, a number from 1 to 4294967295");
+	v->type = id;
+	arg = args_next(a);
+	if (arg)
+		return conf_err(err, errsz, "unexpected argument \"%s\"", arg);
+	return 0;
+}
+
 /**
  * conf_line_parse() - read one line of the config file
  * @line: the line, cut into words in place; "#" starts a comment
@@ -172,8 +204,11 @@ int conf_line_parse(char *line, struct conf_line *cl, char *err,
 	if (!strcmp(verb, "vgpu"))
 		return conf_vgpu_parse(&a, &cl->vgpu, err, errsz) ? -EINVAL :
 								     CONF_VGPU;
+	if (!strcmp(verb, "vf"))
+		return conf_vf_type_parse(&a, &cl->vf_type, err, errsz) ?
+		       -EINVAL : CONF_VF_TYPE;
 	return conf_err(err, errsz,
-			"unknown keyword \"%s\", expected \"reserve\", \"dev\" or \"vgpu\"",
+			"unknown keyword \"%s\", expected \"reserve\", \"dev\", \"vgpu\" or \"vf\"",
 			verb);
 }
 
@@ -237,6 +272,26 @@ static int conf_add_vgpu(struct conf *conf, const struct vgpu_spec *s,
 	return 0;
 }
 
+static int conf_add_vf_type(struct conf *conf, const struct vf_type_spec *s,
+			    char *err, size_t errsz)
+{
+	struct vf_type_spec *v;
+	size_t i;
+
+	for (i = 0; i < conf->n_vf_types; i++) {
+		if (!strcmp(conf->vf_types[i].address, s->address))
+			return conf_err(err, errsz,
+					"a type for %s is already on line %u",
+					s->address, conf->vf_types[i].line);
+	}
+	v = realloc(conf->vf_types, (conf->n_vf_types + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	conf->vf_types = v;
+	conf->vf_types[conf->n_vf_types++] = *s;
+	return 0;
+}
+
 /* One line into the conf @ctx; the message in @err when it is wrong */
 static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
 		     size_t errsz)
@@ -255,6 +310,9 @@ static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
 	case CONF_VGPU:
 		cl.vgpu.line = lineno;
 		return conf_add_vgpu(ctx, &cl.vgpu, err, errsz);
+	case CONF_VF_TYPE:
+		cl.vf_type.line = lineno;
+		return conf_add_vf_type(ctx, &cl.vf_type, err, errsz);
 	default:
 		return -EINVAL;
 	}
@@ -268,8 +326,8 @@ static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
  *
  * Every error is printed as "FILE:LINE: message", and the whole file is
  * read, so that one run shows every mistake. A second rule for the same
- * match, a second numvfs for the same device, or a second vgpu with the
- * same UUID, is an error.
+ * match, a second numvfs for the same device, a second vgpu with the
+ * same UUID, or a second type for the same VF, is an error.
  *
  * Return: 0, -EINVAL when the file has errors, or another negative errno
  * (printed) when it could not be read.
@@ -294,4 +352,7 @@ void conf_free(struct conf *conf)
 	free(conf->vgpus);
 	conf->vgpus = NULL;
 	conf->n_vgpus = 0;
+	free(conf->vf_types);
+	conf->vf_types = NULL;
+	conf->n_vf_types = 0;
 }

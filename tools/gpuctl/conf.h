@@ -31,11 +31,20 @@ struct vgpu_spec {
 	unsigned int line;		/* in its config file */
 };
 
+/* "vf VF type ID": the vGPU type a vendor VF is to have */
+struct vf_type_spec {
+	char address[ADDR_BUFSZ];
+	u32 type;
+	unsigned int line;		/* in its config file */
+};
+
 /* What a config file declares, each kind in file order */
 struct conf {
 	struct rule_set rules;
 	struct vfs_spec *vfs;
 	size_t n_vfs;
+	struct vf_type_spec *vf_types;
+	size_t n_vf_types;
 	struct vgpu_spec *vgpus;
 	size_t n_vgpus;
 };
@@ -46,12 +55,14 @@ enum conf_kind {
 	CONF_RULE,
 	CONF_VFS,
 	CONF_VGPU,
+	CONF_VF_TYPE,
 };
 
 struct conf_line {
 	struct rule_spec rule;		/* CONF_RULE */
 	struct vfs_spec vfs;		/* CONF_VFS */
 	struct vgpu_spec vgpu;		/* CONF_VGPU */
+	struct vf_type_spec vf_type;	/* CONF_VF_TYPE */
 };
 
 int vfs_numvfs_parse(struct args *a, struct vfs_spec *v, char *err,

@@ -78,10 +78,11 @@ static const struct {
 	{ "reserve", -1, "missing MATCH" },
 	{ "reserve # 01:00.0", -1, "missing MATCH" },
 	{ "reserv 01:00.0", -1,
-	  "unknown keyword \"reserv\", expected \"reserve\", \"dev\" or \"vgpu\"" },
+	  "unknown keyword \"reserv\", expected \"reserve\", \"dev\", \"vgpu\" or \"vf\"" },
 	{ "RESERVE 01:00.0", -1,
-	  "unknown keyword \"RESERVE\", expected \"reserve\", \"dev\" or \"vgpu\"" },
-	{ "01:00.0", -1, "unknown keyword \"01:00.0\", expected \"reserve\", \"dev\" or \"vgpu\"" },
+	  "unknown keyword \"RESERVE\", expected \"reserve\", \"dev\", \"vgpu\" or \"vf\"" },
+	{ "01:00.0", -1,
+	  "unknown keyword \"01:00.0\", expected \"reserve\", \"dev\", \"vgpu\" or \"vf\"" },
 	{ "reserve 10de:233", -1, "invalid match \"10de:233\", " MATCH_FORMS },
 	{ "reserve 01:00.0 driver", -1, "\"driver\" needs a driver name" },
 	{ "reserve 01:00.0 driver nouveau", -1,
@@ -115,7 +116,7 @@ static const struct {
 	{ "dev 41:00.0 numvfs -1", -1, "numvfs takes a number from 0 to 65535" },
 	{ "dev 41:00.0 numvfs 4 4", -1, "unexpected argument \"4\"" },
 	{ "DEV 41:00.0 numvfs 4", -1,
-	  "unknown keyword \"DEV\", expected \"reserve\", \"dev\" or \"vgpu\"" },
+	  "unknown keyword \"DEV\", expected \"reserve\", \"dev\", \"vgpu\" or \"vf\"" },
 	/* vgpu lines print as "PARENT TYPE UUID" here */
 	{ "vgpu 3b:00.0 type nvidia-222 uuid 8E2F0C10-0000-4000-8000-000000000001",
 	  3, "0000:3b:00.0 nvidia-222 8e2f0c10-0000-4000-8000-000000000001" },
@@ -136,6 +137,24 @@ static const struct {
 	{ "vgpu mbochs type a count 2", -1,
 	  "unknown keyword \"count\", expected type or uuid" },
 	{ "vgpu mbochs type", -1, "type needs a value" },
+	/* vf lines print as "VF TYPE" here */
+	{ "vf 41:00.4 type 1156", 4, "0000:41:00.4 1156" },
+	{ "vf 0000:41:00.5 type 4294967295 # the largest", 4,
+	  "0000:41:00.5 4294967295" },
+	{ "vf", -1, "missing VF" },
+	{ "vf 41:00 type 1", -1,
+	  "invalid PCI address \"41:00\", expected DDDD:BB:DD.F or BB:DD.F" },
+	{ "vf 41:00.4", -1, "expected \"type ID\" after 0000:41:00.4" },
+	{ "vf 41:00.4 kind 1156", -1, "expected \"type ID\" after 0000:41:00.4" },
+	{ "vf 41:00.4 type", -1,
+	  "type takes a vGPU type id, a number from 1 to 4294967295" },
+	{ "vf 41:00.4 type 0", -1,
+	  "type takes a vGPU type id, a number from 1 to 4294967295" },
+	{ "vf 41:00.4 type none", -1,
+	  "type takes a vGPU type id, a number from 1 to 4294967295" },
+	{ "vf 41:00.4 type 4294967296", -1,
+	  "type takes a vGPU type id, a number from 1 to 4294967295" },
+	{ "vf 41:00.4 type 1156 1157", -1, "unexpected argument \"1157\"" },
 };
 
 static void test_match(void)
@@ -173,6 +192,9 @@ static void test_lines(void)
 		else if (rc == CONF_VGPU)
 			snprintf(got, sizeof(got), "%s %s %s", cl.vgpu.parent,
 				 cl.vgpu.type, cl.vgpu.uuid);
+		else if (rc == CONF_VF_TYPE)
+			snprintf(got, sizeof(got), "%s %u", cl.vf_type.address,
+				 cl.vf_type.type);
 		else if (rc < 0)
 			snprintf(got, sizeof(got), "%s", err);
 		snprintf(what, sizeof(what), "config line \"%.100s\"",
@@ -224,7 +246,7 @@ static const struct {
 	  "reserve 04:00.0 bogus\n"
 	  "reserve 05:00.0\n",
 	  "modprobe", 1, "",
-	  "FILE:2: unknown keyword \"reserv\", expected \"reserve\", \"dev\" or \"vgpu\"\n"
+	  "FILE:2: unknown keyword \"reserv\", expected \"reserve\", \"dev\", \"vgpu\" or \"vf\"\n"
 	  "FILE:3: invalid match \"10de:233\", " MATCH_FORMS "\n"
 	  "FILE:4: driver nouveau is not a VFIO driver\n"
 	  "FILE:5: a rule for 0000:01:00.0 is already on line 1\n"
@@ -254,6 +276,18 @@ static const struct {
 	  "reserve 0000:41:00.0\n"
 	  "vgpu 41:00.0 type nvidia-222 uuid 8e2f0c10-0000-4000-8000-000000000001\n",
 	  "modprobe", 0, "options gpuctl reserve=0000:41:00.0\n", "" },
+	{ "file: vf lines checked, not for the initramfs",
+	  "reserve 0000:41:00.4 driver nvidia\n"
+	  "vf 41:00.4 type 1156\n"
+	  "vf 0000:41:00.4 type 1157\n"
+	  "vf 41:00.5 type NVIDIA\n",
+	  "modprobe", 1, "",
+	  "FILE:3: a type for 0000:41:00.4 is already on line 2\n"
+	  "FILE:4: type takes a vGPU type id, a number from 1 to 4294967295\n" },
+	{ "file: a nvidia rule goes to the initramfs, its vf line does not",
+	  "reserve 0000:41:00.4 driver nvidia\n"
+	  "vf 41:00.4 type 1156\n",
+	  "modprobe", 0, "options gpuctl reserve=0000:41:00.4@nvidia\n", "" },
 	{ "file: same ids in other case are the same rule",
 	  "reserve 10de:*\nreserve 10DE:*\n", "check", 1, "",
 	  "FILE:2: a rule for 10de:* is already on line 1\n" },

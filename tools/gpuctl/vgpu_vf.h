@@ -11,8 +11,10 @@
 #include "vf_sysfs.h"
 
 struct args;
+struct conf;
 struct gpuctl;
 struct nl_ctx;
+struct vf_type_spec;
 
 /**
  * struct vgpu_vf_type - a type the vendor VFs of one PF can take now
@@ -33,5 +35,13 @@ void vgpu_vf_type_print(const struct vgpu_vf_type *t);
 int vgpu_vf_set(struct nl_ctx *nl, const char *vf, const char *type,
 		const char *cmd);
 int cmd_vgpu_set(struct gpuctl *g, struct args *a);
+
+/* apply_vf.c: the config file's "vf VF type ID" lines */
+const struct vf_type_spec *apply_vf_types(struct nl_ctx *nl, const char *file,
+					  const struct conf *conf,
+					  const struct vf_type_spec **set,
+					  size_t *n_set);
+void apply_vf_types_rollback(const struct vf_type_spec *const *set, size_t n);
+void apply_vf_types_print(const struct vf_type_spec *const *set, size_t n);
 
 #endif /* _GPUCTL_VGPU_VF_H */
