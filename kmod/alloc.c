@@ -335,6 +335,14 @@ struct gpuctl_alloc *gpuctl_alloc_create(const struct gpuctl_alloc_req *req)
 			sizeof(alloc->devs[i].address));
 		devs[i]->alloc = alloc;
 	}
+	/* a typed VF has no companions: it is one of the named */
+	for (i = 0; i < req->nr_gpus; i++) {
+		unsigned int j;
+
+		for (j = 0; req->gpu_typed[i] && j < n; j++)
+			if (alloc->devs[j].dev == req->gpus[i])
+				alloc->devs[j].typed = true;
+	}
 	sort(alloc->devs, n, sizeof(alloc->devs[0]), gpuctl_alloc_dev_cmp,
 	     NULL);
 	alloc->nr_devs = n;

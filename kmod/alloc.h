@@ -35,10 +35,13 @@ struct gpuctl_mdev;
  * @address: its PCI address, kept for the ledger after it is removed
  * @dev: the tracked device; NULL once it was removed (the allocation is
  *	then lost)
+ * @typed: a vendor VF given its vGPU type for the allocation, which its
+ *	deleter takes away too; the module only keeps the mark
  */
 struct gpuctl_alloc_dev {
 	char address[GPUCTL_ADDRESS_LEN + 1];
 	struct gpuctl_dev *dev;
+	bool typed;
 };
 
 /**
@@ -109,6 +112,7 @@ struct gpuctl_alloc {
  * struct gpuctl_alloc_req - what alloc-new asks for
  * @info: id (0: any), owner, name, labels, options and credentials
  * @gpus: the GPUs named, or those placement picked
+ * @gpu_typed: which of @gpus are vendor VFs typed for the allocation
  * @nr_gpus: number of @gpus
  * @count: how many GPUs to pick, 0 when they are named
  * @has_match: pick only GPUs @match selects
@@ -122,6 +126,7 @@ struct gpuctl_alloc {
 struct gpuctl_alloc_req {
 	struct gpuctl_alloc_info info;
 	struct gpuctl_dev *gpus[GPUCTL_ALLOC_MAX_GPUS];
+	bool gpu_typed[GPUCTL_ALLOC_MAX_GPUS];
 	unsigned int nr_gpus;
 	u32 count;
 	bool has_match;

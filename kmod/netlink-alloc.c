@@ -66,6 +66,12 @@ int gpuctl_nl_alloc_fill(struct sk_buff *msg, const struct gpuctl_alloc *alloc)
 				   alloc->devs[i].address))
 			return -EMSGSIZE;
 	}
+	for (i = 0; i < alloc->nr_devs; i++) {
+		if (alloc->devs[i].typed &&
+		    nla_put_string(msg, GPUCTL_A_ALLOC_DEVICE_TYPED,
+				   alloc->devs[i].address))
+			return -EMSGSIZE;
+	}
 	for (i = 0; i < alloc->nr_mdevs; i++) {
 		char uuid[UUID_STRING_LEN + 1];
 
@@ -153,7 +159,8 @@ static int gpuctl_nl_alloc_named(struct genl_info *info,
 
 	nla_for_each_attr(attr, genlmsg_data(info->genlhdr),
 			  genlmsg_len(info->genlhdr), rem) {
-		if (nla_type(attr) != GPUCTL_A_ALLOC_DEVICE)
+		if (nla_type(attr) != GPUCTL_A_ALLOC_DEVICE &&
+		    nla_type(attr) != GPUCTL_A_ALLOC_DEVICE_TYPED)
 			continue;
 
 		nla_strscpy(addr, attr, sizeof(addr));
@@ -178,11 +185,20 @@ static int gpuctl_nl_alloc_named(struct genl_info *info,
 			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr, "%s", why);
 			return ret;
 		}
+		if (nla_type(attr) == GPUCTL_A_ALLOC_DEVICE_TYPED &&
+		    !dev->pdev->is_virtfn) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+					       "%s is no VF: only a vendor VF is typed",
+					       addr);
+			return -EINVAL;
+		}
 		if (req->nr_gpus == GPUCTL_ALLOC_MAX_GPUS) {
 			NL_SET_ERR_MSG_ATTR(info->extack, attr,
 					    "too many devices in one allocation");
 			return -E2BIG;
 		}
+		req->gpu_typed[req->nr_gpus] =
+			nla_type(attr) == GPUCTL_A_ALLOC_DEVICE_TYPED;
 		req->gpus[req->nr_gpus++] = dev;
 	}
 	return 0;
@@ -343,7 +359,7 @@ static int gpuctl_nl_alloc_parse(struct genl_info *info,
 			return ret;
 	}
 
-	if (attrs[GPUCTL_A_ALLOC_DEVICE]) {
+	if (attrs[GPUCTL_A_ALLOC_DEVICE] || attrs[GPUCTL_A_ALLOC_DEVICE_TYPED]) {
 		if (attrs[GPUCTL_A_ALLOC_COUNT] || attrs[GPUCTL_A_ALLOC_MATCH] ||
 		    attrs[GPUCTL_A_ALLOC_NUMA_NODE] ||
 		    attrs[GPUCTL_A_ALLOC_NUMA_POLICY]) {

@@ -40,7 +40,7 @@ const struct nla_policy gpuctl_rule_get_nl_policy[GPUCTL_A_RULE_ID + 1] = {
 };
 
 /* GPUCTL_CMD_ALLOC_NEW - do */
-const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_MDEV_MADE + 1] = {
+const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_DEVICE_TYPED + 1] = {
 	[GPUCTL_A_ALLOC_ID] = { .type = NLA_U32, },
 	[GPUCTL_A_ALLOC_OWNER] = { .type = NLA_NUL_STRING, .len = GPUCTL_UUID_LEN, },
 	[GPUCTL_A_ALLOC_NAME] = { .type = NLA_NUL_STRING, .len = GPUCTL_LABEL_LEN, },
@@ -57,6 +57,7 @@ const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_MDEV_MADE + 1]
 	[GPUCTL_A_ALLOC_GID] = { .type = NLA_U32, },
 	[GPUCTL_A_ALLOC_MDEV] = { .type = NLA_STRING, .len = GPUCTL_UUID_LEN, },
 	[GPUCTL_A_ALLOC_MDEV_MADE] = { .type = NLA_STRING, .len = GPUCTL_UUID_LEN, },
+	[GPUCTL_A_ALLOC_DEVICE_TYPED] = { .type = NLA_STRING, .len = GPUCTL_ADDRESS_LEN, },
 };
 
 /* GPUCTL_CMD_ALLOC_DEL - do */
@@ -136,7 +137,7 @@ const struct genl_ops gpuctl_nl_ops[12] = {
 		.cmd		= GPUCTL_CMD_ALLOC_NEW,
 		.doit		= gpuctl_nl_alloc_new_doit,
 		.policy		= gpuctl_alloc_new_nl_policy,
-		.maxattr	= GPUCTL_A_ALLOC_MDEV_MADE,
+		.maxattr	= GPUCTL_A_ALLOC_DEVICE_TYPED,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{

@@ -21,7 +21,7 @@ extern const struct nla_policy gpuctl_rule_del_nl_policy[GPUCTL_A_RULE_MATCH + 1
 
 extern const struct nla_policy gpuctl_rule_get_nl_policy[GPUCTL_A_RULE_ID + 1];
 
-extern const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_MDEV_MADE + 1];
+extern const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_DEVICE_TYPED + 1];
 
 extern const struct nla_policy gpuctl_alloc_del_nl_policy[GPUCTL_A_ALLOC_OWNER + 1];
 

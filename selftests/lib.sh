@@ -774,6 +774,51 @@ mdev_samples_load() {
 	insmod "$SAMPLES/mbochs.ko" count=96 && insmod "$SAMPLES/mtty.ko"
 }
 
+# ---------------------------------------------------------- vendor VFs --
+
+# NVIDIA-style vendor VFs on QEMU's SR-IOV nvme (11:00.0, VFs 11:00.1-4)
+# of the "full" topology, played by selftests/modules/vgpu_test_vf.c from
+# $SAMPLES: the PF on "nvidia" through driver_override, as NVIDIA's driver
+# holds it, and VFs enabled without autoprobe.
+VVF_PF=0000:11:00.0
+
+# vendor_vf_rig_start: the stand-in loaded and the PF on it
+vendor_vf_rig_start() {
+	local pf=/sys/bus/pci/devices/$VVF_PF
+
+	[ -f "$SAMPLES/vgpu_test_vf.ko" ] || { echo "no $SAMPLES/vgpu_test_vf.ko"; return 1; }
+	modprobe -a vfio_pci_core vfio_iommu_type1 || return 1
+	# the other test parent is "nvidia" too
+	rmmod vgpu_test_parent 2>/dev/null
+	insmod "$SAMPLES/vgpu_test_vf.ko" || return 1
+	expect_pci_driver "$VVF_PF" nvme 0 &&
+	echo "$VVF_PF" >"$pf/driver/unbind" &&
+	echo nvidia >"$pf/driver_override" &&
+	echo "$VVF_PF" >/sys/bus/pci/drivers_probe &&
+	expect_pci_driver "$VVF_PF" nvidia 0 &&
+	echo 0 >"$pf/sriov_drivers_autoprobe"
+}
+
+# vendor_vf_rig_stop: every VF's type cleared and the VFs gone, the PF
+# back on nvme, as the other tests expect it
+vendor_vf_rig_stop() {
+	local pf=/sys/bus/pci/devices/$VVF_PF d
+
+	for d in /sys/bus/pci/devices/*/nvidia/current_vgpu_type; do
+		[ -e "$d" ] && echo 0 >"$d" 2>/dev/null
+	done
+	echo 0 >"$pf/sriov_numvfs"
+	echo 1 >"$pf/sriov_drivers_autoprobe"
+	[ -e "$pf/driver" ] && echo "$VVF_PF" >"$pf/driver/unbind"
+	echo >"$pf/driver_override"
+	rmmod vgpu_test_vf 2>/dev/null
+	echo "$VVF_PF" >/sys/bus/pci/drivers_probe
+}
+
+vf_type() {	# VF: its current_vgpu_type per sysfs
+	cat "/sys/bus/pci/devices/$1/nvidia/current_vgpu_type"
+}
+
 # Removes every mdev instance (vGPU) on the host, for a test's cleanup.
 mdevs_remove_all() {
 	local d

@@ -46,8 +46,6 @@ QEMU_TIMEOUT=60
 UDEVD=
 
 cleanup() {
-	local vf
-
 	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
 	wait 2>/dev/null
 	if [ -n "$UDEVD" ]; then
@@ -55,25 +53,11 @@ cleanup() {
 		rm -f /run/udev/rules.d/90-gpuctl.rules
 	fi
 	nl_allocs_cleanup
-	for vf in "$VF1" "$VF2" "$VF3" "$VF4"; do
-		[ -e "$SYS_PCI/$vf/nvidia" ] &&
-			echo 0 >"$SYS_PCI/$vf/nvidia/current_vgpu_type" 2>/dev/null
-	done
 	nl_rules_cleanup
-	echo 0 >"$SYS_PCI/$PF/sriov_numvfs"
-	echo 1 >"$SYS_PCI/$PF/sriov_drivers_autoprobe"
-	# the PF back on nvme, as the other tests expect it
-	[ -e "$SYS_PCI/$PF/driver" ] && echo "$PF" >"$SYS_PCI/$PF/driver/unbind"
-	echo >"$SYS_PCI/$PF/driver_override"
-	rmmod vgpu_test_vf 2>/dev/null
-	echo "$PF" >/sys/bus/pci/drivers_probe
+	vendor_vf_rig_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-
-vf_type() {	# VF: its current_vgpu_type per sysfs
-	cat "$SYS_PCI/$1/nvidia/current_vgpu_type"
-}
 
 # vf_creatable VF: the ids it lists as creatable, on one line
 vf_creatable() {
@@ -95,19 +79,8 @@ set_fails() {
 check_setup() {
 	local vf
 
-	[ -f "$SAMPLES/vgpu_test_vf.ko" ] || { echo "no $SAMPLES/vgpu_test_vf.ko"; return 1; }
 	grep -q '^gpuctl ' /proc/modules || gpuctl_load || return 1
-	modprobe -a vfio_pci_core vfio_iommu_type1 || return 1
-	# the other test parent is "nvidia" too
-	rmmod vgpu_test_parent 2>/dev/null
-	insmod "$SAMPLES/vgpu_test_vf.ko" || return 1
-	# the card: the PF on "nvidia", as NVIDIA's driver has it
-	expect_pci_driver "$PF" nvme 0 &&
-	echo "$PF" >"$SYS_PCI/$PF/driver/unbind" &&
-	echo nvidia >"$SYS_PCI/$PF/driver_override" &&
-	echo "$PF" >/sys/bus/pci/drivers_probe &&
-	expect_pci_driver "$PF" nvidia 0 || return 1
-	echo 0 >"$SYS_PCI/$PF/sriov_drivers_autoprobe" || return 1
+	vendor_vf_rig_start || return 1
 	nl_rule_new "$VF1" driver nvidia && nl_rule_new "$VF2" driver nvidia &&
 	nl_rule_new "$VF3" driver nvidia || return 1
 	echo 3 >"$SYS_PCI/$PF/sriov_numvfs" || return 1

@@ -53,18 +53,37 @@ static int alloc_u32(const struct nlattr *attr, u32 *val)
 	return 0;
 }
 
-static int alloc_dev_add(struct alloc_info *al, const struct nlattr *attr)
+/* Appends an address attribute to @v, of @n */
+static int alloc_addr_add(char (**v)[ADDR_BUFSZ], size_t *n,
+			  const struct nlattr *attr)
 {
-	char (*devs)[ADDR_BUFSZ];
+	char (*grown)[ADDR_BUFSZ];
 
 	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
 		return -1;
-	devs = realloc(al->devs, (al->ndevs + 1) * sizeof(*devs));
-	if (!devs)
+	grown = realloc(*v, (*n + 1) * sizeof(*grown));
+	if (!grown)
 		return -1;
-	al->devs = devs;
-	snprintf(devs[al->ndevs++], ADDR_BUFSZ, "%s", mnl_attr_get_str(attr));
+	*v = grown;
+	snprintf(grown[(*n)++], ADDR_BUFSZ, "%s", mnl_attr_get_str(attr));
 	return 0;
+}
+
+/**
+ * alloc_typed() - whether an allocation gave a vendor VF its type
+ * @al: the allocation
+ * @addr: the VF
+ *
+ * Return: true when the kernel lists @addr as "device-typed".
+ */
+bool alloc_typed(const struct alloc_info *al, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < al->ntyped; i++)
+		if (!strcmp(al->typed[i], addr))
+			return true;
+	return false;
 }
 
 static int alloc_vgpu_attr(struct alloc_info *al, const struct nlattr *attr,
@@ -103,7 +122,9 @@ static int alloc_attr_add(struct alloc_info *al, const struct nlattr *attr)
 		return alloc_str(attr, al->labels[GPUCTL_LIMIT_SCOPE_DOMAIN - 1],
 				 sizeof(al->labels[0]));
 	case GPUCTL_A_ALLOC_DEVICE:
-		return alloc_dev_add(al, attr);
+		return alloc_addr_add(&al->devs, &al->ndevs, attr);
+	case GPUCTL_A_ALLOC_DEVICE_TYPED:
+		return alloc_addr_add(&al->typed, &al->ntyped, attr);
 	case GPUCTL_A_ALLOC_DETACH_ON_STOP:
 		al->detach_on_stop = true;
 		break;
@@ -154,6 +175,9 @@ void alloc_info_release(struct alloc_info *al)
 	free(al->devs);
 	al->devs = NULL;
 	al->ndevs = 0;
+	free(al->typed);
+	al->typed = NULL;
+	al->ntyped = 0;
 	free(al->vgpus);
 	al->vgpus = NULL;
 	al->nvgpus = 0;
@@ -206,6 +230,10 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 	for (i = 0; i < al->ndevs; i++)
 		print_string(PRINT_JSON, NULL, NULL, al->devs[i]);
 	close_json_array(PRINT_JSON, NULL);
+	open_json_array(PRINT_JSON, "vf_typed");
+	for (i = 0; i < al->ntyped; i++)
+		print_string(PRINT_JSON, NULL, NULL, al->typed[i]);
+	close_json_array(PRINT_JSON, NULL);
 	open_json_array(PRINT_JSON, "vgpus");
 	for (i = 0; i < al->nvgpus; i++) {
 		open_json_object(NULL);
@@ -243,8 +271,12 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 	/* in text the devices come last, on a line of their own in a block */
 	print_string(PRINT_FP, NULL, "%s",
 		     form == ALLOC_FORM_LINE ? " devices" : "\n  devices:");
-	for (i = 0; i < al->ndevs; i++)
+	for (i = 0; i < al->ndevs; i++) {
 		print_string(PRINT_FP, NULL, " %s", al->devs[i]);
+		/* a vendor VF it gave its vGPU type */
+		if (alloc_typed(al, al->devs[i]))
+			print_string(PRINT_FP, NULL, "%s", " (typed)");
+	}
 	if (!al->ndevs)
 		print_string(PRINT_FP, NULL, "%s", " -");
 	/* vGPUs after the devices, "(made)" for those made for it */
@@ -323,7 +355,9 @@ int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
 			mnl_attr_put_strz(nlh, label_attrs[i], s->labels[i]);
 	/* 64 addresses take 1.5 KiB, well inside the send buffer */
 	for (i = 0; i < s->ndevs; i++)
-		mnl_attr_put_strz(nlh, GPUCTL_A_ALLOC_DEVICE, s->devs[i]);
+		mnl_attr_put_strz(nlh, s->dev_typed[i] ?
+				  GPUCTL_A_ALLOC_DEVICE_TYPED :
+				  GPUCTL_A_ALLOC_DEVICE, s->devs[i]);
 	if (s->count)
 		mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_COUNT, s->count);
 	if (s->match[0])
@@ -382,9 +416,9 @@ int alloc_dump(struct nl_ctx *nl, struct nl_list *list)
 
 static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 {
+	struct alloc_made made = {};
 	char err[ALLOC_ERR_BUFSZ];
 	struct alloc_spec s;
-	size_t first = 0;
 	struct nl_list list;
 	struct nl_ctx *nl;
 	int ret;
@@ -404,7 +438,7 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 	if (ret)
 		return ret;
 	if (s.vgpu_type[0]) {
-		ret = alloc_vgpus_make(nl, &s, &first);
+		ret = alloc_vgpus_make(nl, &s, &made);
 		if (ret) {
 			fprintf(stderr, "gpuctl: cannot allocate for %s\n",
 				s.owner);
@@ -417,7 +451,7 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 			s.vgpu_type[0] ? "; removing the vGPUs made for it" :
 					 "");
 		if (s.vgpu_type[0])
-			alloc_vgpus_unmake(&s, first);
+			alloc_vgpus_unmake(&s, &made);
 		ret = EXIT_KERNEL;
 	} else {
 		alloc_list_print(&list);

@@ -226,8 +226,16 @@ static int alloc_word(struct args *a, const char *key, struct alloc_spec *s,
 	const char *arg;
 	int label;
 
-	if (!strcmp(key, "dev"))
-		return alloc_dev_add(s, args_next(a), err, errsz);
+	if (!strcmp(key, "dev")) {
+		if (alloc_dev_add(s, args_next(a), err, errsz))
+			return -EINVAL;
+		/* a vendor VF typed for the allocation, as a ledger keeps it */
+		if (args_is(a, "typed")) {
+			args_next(a);
+			s->dev_typed[s->ndevs - 1] = true;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "vgpu"))
 		return alloc_vgpu_add(a, s, err, errsz);
 	if (!strcmp(key, "detach-on-stop")) {
@@ -690,7 +698,8 @@ int alloc_spec_format(const struct alloc_spec *s, char *buf, size_t size)
 		if (s->labels[i][0])
 			lb_word(&lb, label_words[i], s->labels[i]);
 	for (i = 0; i < s->ndevs; i++)
-		lb_printf(&lb, " dev %s", s->devs[i]);
+		lb_printf(&lb, " dev %s%s", s->devs[i],
+			  s->dev_typed[i] ? " typed" : "");
 	if (s->count)
 		lb_printf(&lb, " count %u", s->count);
 	if (s->match[0])

@@ -40,6 +40,7 @@ struct alloc_spec {
 	char labels[ALLOC_NR_LABELS][GPUCTL_LABEL_LEN + 1];
 	size_t ndevs;
 	char devs[ALLOC_DEVS_MAX][ADDR_BUFSZ];	/* canonical addresses */
+	bool dev_typed[ALLOC_DEVS_MAX];		/* vendor VFs it typed */
 	u32 count;				/* 0: the GPUs are named */
 	size_t nvgpus;
 	struct alloc_vgpu vgpus[ALLOC_DEVS_MAX];	/* named instances */

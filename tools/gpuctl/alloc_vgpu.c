@@ -8,10 +8,16 @@
  * allocation ("mdev-made"), which the module keeps in the ledger; "alloc
  * del" removes them again unless told to keep them.
  *
+ * A TYPE no mdev parent has, given by a number, may be a vendor VF type:
+ * then free vendor VFs (reserved, in no allocation, not open) are picked,
+ * first those that have the type, then those that can take it (their card
+ * is homogeneous), and given it; alloc-new names them as "device-typed",
+ * so that "alloc del" takes the types away again.
+ *
  * All or nothing: when the third instance cannot be made, or the module
- * refuses the allocation, the instances made so far are removed. Two
- * requests never get one instance: each makes its own, and the module
- * refuses an instance that another allocation holds.
+ * refuses the allocation, the instances made and the types given so far
+ * are taken back. Two requests never get one instance or VF: each makes
+ * its own, and the module refuses one that another allocation holds.
  */
 
 #include <errno.h>
@@ -23,6 +29,8 @@
 #include "conf.h"
 #include "gpuctl.h"
 #include "mdev_sysfs.h"
+#include "vf_sysfs.h"
+#include "vgpu_vf.h"
 
 /* Placement passes, as the module's for whole GPUs (kmod/alloc.c) */
 enum vgpu_pass {
@@ -85,42 +93,154 @@ static int vgpu_place(const struct alloc_spec *s, char *parent, size_t size)
 }
 
 /**
- * alloc_vgpus_unmake() - remove the instances alloc_vgpus_make() made
+ * alloc_vgpus_unmake() - take back what alloc_vgpus_make() made
  * @s: the request
- * @first: where they start in @s->vgpus; those before were named
+ * @made: where it starts in @s; what comes before was named
  */
-void alloc_vgpus_unmake(const struct alloc_spec *s, size_t first)
+void alloc_vgpus_unmake(const struct alloc_spec *s,
+			const struct alloc_made *made)
 {
 	size_t i;
 	int ret;
 
-	for (i = s->nvgpus; i-- > first;) {
+	for (i = s->nvgpus; i-- > made->vgpu_first;) {
 		ret = mdev_remove(s->vgpus[i].uuid);
 		if (ret)
 			fprintf(stderr, "gpuctl: alloc add: cannot remove mdev %s: %s\n",
 				s->vgpus[i].uuid, strerror(-ret));
 	}
+	for (i = s->ndevs; i-- > made->dev_first;) {
+		if (!s->dev_typed[i])
+			continue;
+		ret = vf_vgpu_write(s->devs[i], 0);
+		if (ret)
+			fprintf(stderr, "gpuctl: alloc add: cannot clear the type of %s: %s\n",
+				s->devs[i], strerror(-ret));
+	}
+}
+
+static bool vf_taken(const struct alloc_spec *s, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndevs; i++)
+		if (!strcmp(s->devs[i], addr))
+			return true;
+	return false;
+}
+
+/* Whether vendor VF @d can take type @id now, as its driver lists it */
+static bool vf_can_take(const struct dev_info *d, u32 id)
+{
+	struct vf_vgpu_type *types;
+	bool ok = false;
+	size_t n, i;
+
+	if (d->vgpu_type || vf_vgpu_creatable(d->address, &types, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		ok |= types[i].id == id;
+	free(types);
+	return ok;
+}
+
+/*
+ * The free vendor VF to give the next instance of type @id: on the node
+ * asked for first, one that has the type before one that can take it.
+ */
+static const struct dev_info *vf_place(const struct alloc_spec *s,
+				       const struct nl_list *devs, u32 id)
+{
+	const struct dev_info *d = devs->v, *pick = NULL;
+	enum vgpu_pass pass;
+	int typed;
+	size_t i;
+
+	for (pass = VGPU_ON_NODE; pass <= VGPU_ELSEWHERE && !pick; pass++)
+		for (typed = 1; typed >= 0 && !pick; typed--)
+			for (i = 0; i < devs->n && !pick; i++) {
+				if (!d[i].has_vgpu_type ||
+				    d[i].state != GPUCTL_DEV_STATE_RESERVED ||
+				    d[i].has_allocation || d[i].has_holder ||
+				    vf_taken(s, d[i].address) ||
+				    !vgpu_node_ok(s, d[i].numa_node, pass))
+					continue;
+				if (typed ? d[i].vgpu_type == id :
+					    vf_can_take(&d[i], id))
+					pick = &d[i];
+			}
+	return pick;
+}
+
+/* Gives @s "vgpu ID count N" as vendor VFs; Return: 0 or the exit code */
+static int alloc_vfs_make(struct nl_ctx *nl, struct alloc_spec *s, u32 id)
+{
+	const struct dev_info *d;
+	struct nl_list devs;
+	char type[16];
+	u32 made;
+	int ret;
+
+	ret = dev_dump(nl, &devs);
+	if (ret)
+		return EXIT_KERNEL;
+	snprintf(type, sizeof(type), "%u", id);
+	for (made = 0; made < s->vgpu_count; made++) {
+		if (s->ndevs == ALLOC_DEVS_MAX) {
+			fprintf(stderr, "gpuctl: alloc add: more than %d devices\n",
+				ALLOC_DEVS_MAX);
+			ret = EXIT_USAGE;
+			break;
+		}
+		d = vf_place(s, &devs, id);
+		if (!d) {
+			fprintf(stderr,
+				"gpuctl: alloc add: no free vendor VF%s can take type %u (got %u of %u)\n",
+				s->has_numa ? " on that node" : "", id, made,
+				s->vgpu_count);
+			ret = EXIT_KERNEL;
+			break;
+		}
+		if (d->vgpu_type != id) {
+			ret = vgpu_vf_set(nl, d->address, type, "alloc add");
+			if (ret)
+				break;
+			s->dev_typed[s->ndevs] = true;
+		}
+		snprintf(s->devs[s->ndevs++], ADDR_BUFSZ, "%s", d->address);
+	}
+	nl_list_free(&devs);
+	return ret;
+}
+
+/* "1156": a vendor VF type's id; Return: 0 or -EINVAL */
+static int vf_type_id(const char *type, u32 *id)
+{
+	return *type >= '1' && *type <= '9' ? parse_u32(type, id) : -EINVAL;
 }
 
 /**
  * alloc_vgpus_make() - make the instances "vgpu TYPE count N" asks for
  * @nl: an open socket
- * @s: the request; each instance made is added to @s->vgpus, marked made
- * @first: where the new ones start in @s->vgpus
+ * @s: the request; each instance made is added to @s->vgpus, marked made,
+ *	each vendor VF given its type to @s->devs, marked typed
+ * @made: where the new ones start in @s
  *
  * Return: 0, or the exit code after the error has been printed and what
- * was made removed again.
+ * was made taken back again.
  */
-int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s, size_t *first)
+int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s,
+		     struct alloc_made *made)
 {
 	struct vgpu_spec v = {};
 	struct nl_list list;
-	u32 made;
+	u32 n, id;
 	int ret;
 
-	*first = s->nvgpus;
+	made->vgpu_first = s->nvgpus;
+	made->dev_first = s->ndevs;
 	snprintf(v.type, sizeof(v.type), "%s", s->vgpu_type);
-	for (made = 0; made < s->vgpu_count; made++) {
+	for (n = 0; n < s->vgpu_count; n++) {
 		if (s->nvgpus == ALLOC_DEVS_MAX) {
 			fprintf(stderr, "gpuctl: alloc add: more than %d vGPUs\n",
 				ALLOC_DEVS_MAX);
@@ -128,6 +248,12 @@ int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s, size_t *first)
 			goto undo;
 		}
 		ret = vgpu_place(s, v.parent, sizeof(v.parent));
+		if (ret == -ENOENT && !vf_type_id(s->vgpu_type, &id)) {
+			ret = alloc_vfs_make(nl, s, id);
+			if (ret)
+				goto undo;
+			return EXIT_OK;
+		}
 		if (ret) {
 			if (ret == -ENOENT)
 				fprintf(stderr,
@@ -137,8 +263,8 @@ int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s, size_t *first)
 				fprintf(stderr,
 					"gpuctl: alloc add: no mdev parent%s has room for %s vGPU of type %s (made %u of %u)\n",
 					s->has_numa ? " on that node" : "",
-					made ? "another" : "a", s->vgpu_type,
-					made, s->vgpu_count);
+					n ? "another" : "a", s->vgpu_type,
+					n, s->vgpu_count);
 			else
 				fprintf(stderr,
 					"gpuctl: alloc add: cannot read the mdev types: %s\n",
@@ -161,29 +287,43 @@ int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s, size_t *first)
 	return EXIT_OK;
 
 undo:
-	alloc_vgpus_unmake(s, *first);
-	s->nvgpus = *first;
+	alloc_vgpus_unmake(s, made);
+	s->nvgpus = made->vgpu_first;
+	s->ndevs = made->dev_first;
 	return ret;
 }
 
 /**
- * alloc_vgpus_remove() - remove what deleted allocations made
+ * alloc_vgpus_remove() - take back what deleted allocations made
  * @nl: an open socket
  * @allocs: the allocations as they were before their deletion
  *
+ * Removes the instances made for them and takes the vGPU type away from
+ * the vendor VFs they typed.
+ *
  * Return: 0, or the exit code after every failure has been printed; the
- * others are removed nonetheless.
+ * others are taken back nonetheless.
  */
 int alloc_vgpus_remove(struct nl_ctx *nl, const struct nl_list *allocs)
 {
 	const struct alloc_info *al = allocs->v;
-	int ret = EXIT_OK;
+	int ret = EXIT_OK, err;
 	size_t i, j;
 
-	for (i = 0; i < allocs->n; i++)
+	for (i = 0; i < allocs->n; i++) {
 		for (j = 0; j < al[i].nvgpus; j++)
 			if (al[i].vgpus[j].made &&
 			    vgpu_remove(nl, al[i].vgpus[j].uuid, "alloc del"))
 				ret = EXIT_KERNEL;
+		for (j = 0; j < al[i].ntyped; j++) {
+			err = vf_vgpu_write(al[i].typed[j], 0);
+			if (err) {
+				fprintf(stderr,
+					"gpuctl: alloc del: cannot clear the type of %s: %s\n",
+					al[i].typed[j], strerror(-err));
+				ret = EXIT_KERNEL;
+			}
+		}
+	}
 	return ret;
 }

@@ -681,6 +681,21 @@ int dev_show_quiet(struct nl_ctx *nl, const char *addr)
 }
 
 /**
+ * dev_dump() - every tracked device
+ * @nl: an open socket
+ * @list: initialized here, filled; nl_list_free() is for the caller
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int dev_dump(struct nl_ctx *nl, struct nl_list *list)
+{
+	*list = (struct nl_list){ .size = sizeof(struct dev_info),
+				  .parse = dev_parse };
+	return nl_collect(nl, nl_msg_start(nl, GPUCTL_CMD_DEV_GET, true),
+			  list);
+}
+
+/**
  * dev_get_quiet() - dev_get() for a device that may not be tracked
  * @nl: an open socket
  * @addr: its canonical address

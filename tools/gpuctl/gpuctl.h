@@ -128,6 +128,7 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
 void dev_info_print(const struct dev_info *d, const int *widths);
 int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d);
 int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d);
+int dev_dump(struct nl_ctx *nl, struct nl_list *list);
 int dev_show_quiet(struct nl_ctx *nl, const char *addr);
 int dev_set_numvfs(struct nl_ctx *nl, const char *addr, u16 numvfs);
 
@@ -171,6 +172,8 @@ struct alloc_info {
 	char labels[ALLOC_NR_LABELS][GPUCTL_LABEL_LEN + 1];
 	size_t ndevs;
 	char (*devs)[ADDR_BUFSZ];
+	size_t ntyped;
+	char (*typed)[ADDR_BUFSZ];	/* its vendor VFs typed for it */
 	size_t nvgpus;
 	struct alloc_vgpu *vgpus;	/* its mdev instances */
 	bool detach_on_stop;
@@ -201,8 +204,17 @@ int alloc_del(struct nl_ctx *nl, u32 id, const char *owner);
 int alloc_dump(struct nl_ctx *nl, struct nl_list *list);
 
 /* alloc_vgpu.c: the vGPUs an allocation makes, and removes again */
-int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s, size_t *first);
-void alloc_vgpus_unmake(const struct alloc_spec *s, size_t first);
+/* Where what alloc_vgpus_make() made starts in the request */
+struct alloc_made {
+	size_t vgpu_first;	/* in its vgpus */
+	size_t dev_first;	/* in its devs: vendor VFs */
+};
+
+int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s,
+		     struct alloc_made *made);
+void alloc_vgpus_unmake(const struct alloc_spec *s,
+			const struct alloc_made *made);
+bool alloc_typed(const struct alloc_info *al, const char *addr);
 int alloc_vgpus_remove(struct nl_ctx *nl, const struct nl_list *allocs);
 
 /* An mdev instance as the kernel describes it, for vgpu show and monitor */

@@ -66,6 +66,8 @@ static int alloc_to_spec(const struct alloc_info *al,
 			continue;
 		if (s->ndevs == ALLOC_DEVS_MAX)
 			return -E2BIG;
+		/* a vendor VF it typed: restored, it is still its to clear */
+		s->dev_typed[s->ndevs] = alloc_typed(al, d->address);
 		snprintf(s->devs[s->ndevs++], ADDR_BUFSZ, "%s", d->address);
 	}
 	/* vGPUs by UUID, the made ones marked, to be named again */

@@ -98,6 +98,11 @@ static const struct {
 	  ADD " dev 0000:01:00.0 vgpu mbochs-small count 1" },
 	{ ADD " count 2 vgpu mtty-1 count 4", LEDGER_ALLOC,
 	  ADD " count 2 vgpu mtty-1 count 4" },
+	/* vendor VFs typed for the allocation, as a saved ledger has them */
+	{ ADD " dev 41:00.4 typed dev 41:00.5", LEDGER_ALLOC,
+	  ADD " dev 0000:41:00.4 typed dev 0000:41:00.5" },
+	{ ADD " vgpu 1156 count 2", LEDGER_ALLOC, ADD " vgpu 1156 count 2" },
+	{ ADD " dev 41:00.4 typed typed", -1, "unexpected argument \"typed\"" },
 	{ ADD " vgpu", -1, "\"vgpu\" needs a UUID or a type" },
 	{ ADD " vgpu a vgpu b", -1,
 	  "one vgpu TYPE per allocation, a is given already" },
@@ -332,7 +337,7 @@ static struct nlmsghdr *fake_alloc_msg(char *buf)
 	"{\"allocations\":[{\"id\":3,\"owner\":\"" UUID "\"," \
 	"\"name\":\"vm \\\"1\\\"\",\"account\":null,\"project\":\"p\"," \
 	"\"domain\":null,\"devices\":[\"0000:07:00.0\",\"0000:07:00.1\"]," \
-	"\"vgpus\":[{\"uuid\":\"" VGPU1 "\",\"made\":false}," \
+	"\"vf_typed\":[],\"vgpus\":[{\"uuid\":\"" VGPU1 "\",\"made\":false}," \
 	"{\"uuid\":\"" VGPU2 "\",\"made\":true}]," \
 	"\"gpus\":1,\"state\":\"lost\"," \
 	"\"state_reason\":\"0000:07:00.0 was removed\"," \
@@ -346,7 +351,8 @@ static struct nlmsghdr *fake_alloc_msg(char *buf)
 #define ALLOC_JSON_LEAST \
 	"{\"allocations\":[{\"id\":1,\"owner\":\"" UUID "\"," \
 	"\"name\":null,\"account\":null,\"project\":null," \
-	"\"domain\":null,\"devices\":[],\"vgpus\":[],\"gpus\":0," \
+	"\"domain\":null,\"devices\":[],\"vf_typed\":[],\"vgpus\":[]," \
+	"\"gpus\":0," \
 	"\"state\":\"idle\",\"state_reason\":null," \
 	"\"detach_on_stop\":false,\"uid\":null,\"gid\":null," \
 	"\"end\":null}]}\n"
