@@ -126,6 +126,7 @@ test_vfio_enforce.sh	7
 test_vfio_track.sh	9
 test_vfio_watch.sh	10
 test_vgpu_alloc.sh	8
+test_vgpu_boot.sh	2
 test_vgpu_lifecycle.sh	10
 test_vgpu_pci_parent.sh	5
 test_vgpu_vendor_vf.sh	10

@@ -12,9 +12,12 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
 #include <linux/gpuctl.h>
 
 #include "conf.h"
@@ -23,6 +26,13 @@
 #include "vgpu_vf.h"
 
 #define APPLY_CONF_DEFAULT "/etc/gpuctl/gpuctl.conf"
+/*
+ * Held while one run changes things: at boot, gpuctl.service and the runs
+ * of the udev rule (a VF bound, an mdev parent registered) overlap, and
+ * two runs making the same vGPU or typing the same VF would each see it
+ * missing, and the loser would fail and roll back.
+ */
+#define APPLY_LOCK "/run/gpuctl-apply.lock"
 
 enum apply_mode {
 	APPLY_KERNEL,
@@ -390,6 +400,21 @@ out:
 	return ret;
 }
 
+/*
+ * One run at a time; Return: the lock's fd, or -1 when there is no /run
+ * to hold it in (a run then goes unserialized, as it did before).
+ */
+static int apply_lock(void)
+{
+	int fd = open(APPLY_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
 /**
  * cmd_apply() - gpuctl apply [ FILE ] [ check | modprobe ]
  * @g: the tool's state
@@ -446,8 +471,14 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 			ret = EXIT_USAGE;
 		}
 		break;
-	default:
+	default: {
+		int lock = apply_lock();
+
+		/* each run reads the state afresh once it holds the lock */
 		ret = apply_kernel(g, file, &conf);
+		if (lock >= 0)
+			close(lock);
+	}
 	}
 	conf_free(&conf);
 	return ret;
