@@ -829,7 +829,9 @@ void gpuctl_reserve_claim(struct pci_dev *only)
 		strscpy(target, dev->target, sizeof(target));
 		mutex_unlock(&gpuctl_lock);
 
-		if (gpuctl_reserve_set_override(pdev, target, false) < 0)
+		/* a PF stays as the host has it, without our override */
+		if (!gpuctl_reserve_not_for(pdev, target) &&
+		    gpuctl_reserve_set_override(pdev, target, false) < 0)
 			pci_warn(pdev, "cannot set driver_override\n");
 		pci_dev_put(pdev);
 		key++;

@@ -355,7 +355,7 @@ TEST_F(rsv, malformed_match)
 
 TEST_F(rsv, not_a_vfio_driver)
 {
-	static const char * const bad[] = { "bochs-drm", "e1000", "nvidia" };
+	static const char * const bad[] = { "bochs-drm", "e1000", "nouveau" };
 	const struct nlc_dev *gpu = pick_free_gpu(&self->m);
 	const char *addr = gpu ? gpu->address : NO_DEV_ADDR;
 	struct nlc_rule r;
@@ -376,6 +376,37 @@ TEST_F(rsv, not_a_vfio_driver)
 	}
 	ASSERT_EQ(0, rules_snapshot(&self->c, self->rules1, SNAPSHOT_LEN));
 	EXPECT_STREQ(self->rules0, self->rules1);
+	ASSERT_EQ(0, tl_pci_snapshot(self->pci1, SNAPSHOT_LEN, false));
+	EXPECT_STREQ(self->pci0, self->pci1);
+}
+
+/*
+ * "nvidia" reserves NVIDIA's vendor VFs only: a rule naming a whole GPU
+ * with it is taken, but the GPU is blocked, with the reason, and neither
+ * the rule nor its removal touches the GPU's driver or override.
+ */
+TEST_F(rsv, vf_only_driver_blocks_gpu)
+{
+	const struct nlc_dev *gpu = pick_free_gpu(&self->m);
+	const char *addr = gpu ? gpu->address : NO_DEV_ADDR;
+	struct nlc_rule r;
+	struct nlc_dev d;
+
+	ASSERT_EQ(0, tl_pci_snapshot(self->pci0, SNAPSHOT_LEN, false));
+	ASSERT_EQ(0, nlc_rule_new(&self->c, addr, "nvidia", false, false, &r))
+		log_error(_metadata, "nvidia", &self->c);
+	remember(&self->rules, r.id);
+	ASSERT_EQ(0, nlc_dev_get(&self->c, addr, &d));
+	EXPECT_EQ(GPUCTL_DEV_STATE_BLOCKED, d.state)
+		TH_LOG("state %s: %s", nlc_state_name(d.state), d.state_reason);
+	EXPECT_STREQ("nvidia takes only vendor VFs; this is no VF",
+		     d.state_reason);
+	ASSERT_EQ(0, tl_pci_snapshot(self->pci1, SNAPSHOT_LEN, false));
+	EXPECT_STREQ(self->pci0, self->pci1);
+
+	ASSERT_EQ(0, nlc_rule_del(&self->c, &r.id, NULL))
+		log_error(_metadata, "rule-del", &self->c);
+	forget(&self->rules, r.id);
 	ASSERT_EQ(0, tl_pci_snapshot(self->pci1, SNAPSHOT_LEN, false));
 	EXPECT_STREQ(self->pci0, self->pci1);
 }

@@ -84,7 +84,7 @@ errors		full		13
 events		full		3
 dump_race	full		3
 hotplug		full,noiommu	1
-reserve		full		7
+reserve		full		8
 alloc		full		12
 alloc_stress	full		1
 stress_rmmod	debug-full	1
