@@ -16,7 +16,9 @@
 # clients (selftests/bench/alloc_bench.c). And what gpuctl adds to making
 # a vGPU: "gpuctl vgpu add" + "vgpu del", and "gpuctl alloc add ... vgpu
 # TYPE" + "alloc del", each against the bare sysfs create + remove of the
-# same instance (the kernel's sample mtty driver).
+# same instance (the kernel's sample mtty driver). And the same for a
+# vendor VF's type: "gpuctl vgpu set" and an allocation by type, against
+# writing current_vgpu_type by hand (selftests/modules/vgpu_test_vf.c).
 # A benchmark, not a test: it never fails on numbers, only when a step
 # cannot run at all.
 
@@ -148,6 +150,50 @@ if [ -f "$MTTY_KO" ] && modprobe -a vfio_iommu_type1 mdev && insmod "$MTTY_KO"; 
 	rmmod mtty
 else
 	echo "  skipped: no $MTTY_KO (scripts/build-mdev-samples.sh)"
+fi
+
+# Vendor VFs: the tool's type set + clear, and an allocation that types
+# its VF + its deletion, against writing current_vgpu_type by hand.
+SAMPLES=$GPUCTL_ROOT/build/$(uname -r)/mdev
+BVF=0000:11:00.1
+
+# shellcheck disable=SC2317 # called through bench()
+vf_sysfs() {
+	local f=/sys/bus/pci/devices/$BVF/nvidia/current_vgpu_type
+
+	echo 1156 >"$f" && echo 0 >"$f"
+}
+
+# shellcheck disable=SC2317 # called through bench()
+vf_tool() {
+	gpuctl vgpu set "$BVF" type 1156 && gpuctl vgpu set "$BVF" type none
+}
+
+# shellcheck disable=SC2317 # called through bench()
+vf_alloc() {
+	local out id
+
+	out=$(gpuctl alloc add owner "$BVM" vgpu 1156) || return 1
+	id=${out#alloc }
+	gpuctl alloc del "${id%% *}"
+}
+
+echo "vendor VF:"
+if vendor_vf_rig_start >/dev/null && gpuctl reserve add "$BVF" driver nvidia >/dev/null &&
+   echo 1 >"/sys/bus/pci/devices/$VVF_PF/sriov_numvfs" &&
+   expect_pci_driver "$BVF" nvidia 10 >/dev/null; then
+	g=$(bench "sysfs type set + clear" vf_sysfs) || exit 1
+	h=$(bench "gpuctl vgpu set type + none" vf_tool) || exit 1
+	i=$(bench "gpuctl alloc add vgpu ID + alloc del" vf_alloc) || exit 1
+	printf '  %-42s %10s\n' "(g) sysfs current_vgpu_type 1156, then 0" "$g"
+	printf '  %-42s %10s\n' "(h) gpuctl vgpu set VF type 1156 + none" "$h"
+	printf '  %-42s %10s\n' "(i) gpuctl alloc add ... vgpu 1156 + del" "$i"
+	echo "  ratio h/g: $(ratio "$h" "$g")"
+	echo "  ratio i/g: $(ratio "$i" "$g")"
+	gpuctl reserve del "$BVF" >/dev/null
+	vendor_vf_rig_stop
+else
+	echo "  skipped: no vendor VF rig ($SAMPLES/vgpu_test_vf.ko)"
 fi
 
 echo "memory:"
