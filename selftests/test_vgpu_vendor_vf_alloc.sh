@@ -16,6 +16,7 @@
 #     the card cannot take, changes no VF;
 #   - alloc del clears what it typed, keep keeps it, and a VF that had
 #     the type already is used without a write and left with it;
+#   - two requests at once get disjoint VFs, each typed by its holder;
 #   - the module refuses device-typed for a function that is no VF;
 #   - alloc save writes "dev VF typed", and restore brings the mark back.
 
@@ -131,6 +132,30 @@ check_del() {
 		[ "$(types)" = "0 0 0 0 " ]
 }
 
+# Two requests for two VFs each at once: each gets two of the four, none
+# twice, and every VF is typed by the one request that holds it.
+check_race() {
+	local pids=() i id n=0
+
+	for i in 1 2; do
+		gpuctl -j alloc add owner "$VM1" vgpu 1155 count 2 >"$TMP/r$i" 2>"$TMP/e$i" &
+		pids+=($!)
+	done
+	for i in 1 2; do
+		wait "${pids[$((i - 1))]}" || { cat "$TMP/e$i"; return 1; }
+	done
+	jq -r '.allocations[0].vf_typed[]' "$TMP/r1" "$TMP/r2" | sort >"$TMP/typed"
+	cat "$TMP/typed"
+	[ "$(sort -u "$TMP/typed" | wc -l)" = 4 ] && [ "$(types)" = "1155 1155 1155 1155 " ] ||
+		return 1
+	for i in 1 2; do
+		id=$(jq '.allocations[0].id' "$TMP/r$i") || return 1
+		[ "$(alloc_field "$id" device-typed | jq length)" = 2 ] || return 1
+		gpuctl alloc del "$id" && n=$((n + 1))
+	done
+	[ "$n" = 2 ] && [ "$(types)" = "0 0 0 0 " ]
+}
+
 check_not_vf() {
 	nl_rule_new "$GPU" take || return 1
 	cmd_fails "$GPU is no VF: only a vendor VF is typed" \
@@ -156,7 +181,7 @@ check_save_restore() {
 
 ynl_start
 ktap_header
-ktap_plan 6
+ktap_plan 7
 ktap_run_stage "four vendor VFs, reserved on nvidia, no type; completion offers their types" \
 	check_setup
 ktap_run_stage "vgpu 1155 count 3: three VFs typed, allocated, device-typed" check_alloc
@@ -164,6 +189,7 @@ ktap_run_stage "all or nothing: too few VFs or a type the card refuses changes n
 	check_all_or_nothing
 ktap_run_stage "alloc del clears what it typed; keep keeps; typed VFs reused as they are" \
 	check_del
+ktap_run_stage "two requests at once: disjoint VFs, each typed by its holder" check_race
 ktap_run_stage "device-typed on a function that is no VF: EINVAL" check_not_vf
 ktap_run_stage "alloc save writes dev VF typed; restore brings the mark back" \
 	check_save_restore

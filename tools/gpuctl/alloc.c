@@ -451,7 +451,7 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 			s.vgpu_type[0] ? "; removing the vGPUs made for it" :
 					 "");
 		if (s.vgpu_type[0])
-			alloc_vgpus_unmake(&s, &made);
+			alloc_vgpus_unmake(nl, &s, &made);
 		ret = EXIT_KERNEL;
 	} else {
 		alloc_list_print(&list);

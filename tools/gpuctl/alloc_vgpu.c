@@ -94,12 +94,17 @@ static int vgpu_place(const struct alloc_spec *s, char *parent, size_t size)
 
 /**
  * alloc_vgpus_unmake() - take back what alloc_vgpus_make() made
+ * @nl: an open socket
  * @s: the request
  * @made: where it starts in @s; what comes before was named
+ *
+ * A VF this request typed but another allocation holds now keeps its
+ * type: a concurrent request took it as typed, and won it.
  */
-void alloc_vgpus_unmake(const struct alloc_spec *s,
+void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
 			const struct alloc_made *made)
 {
+	struct dev_info d;
 	size_t i;
 	int ret;
 
@@ -112,6 +117,8 @@ void alloc_vgpus_unmake(const struct alloc_spec *s,
 	for (i = s->ndevs; i-- > made->dev_first;) {
 		if (!s->dev_typed[i])
 			continue;
+		if (!dev_get_quiet(nl, s->devs[i], &d) && d.has_allocation)
+			continue;
 		ret = vf_vgpu_write(s->devs[i], 0);
 		if (ret)
 			fprintf(stderr, "gpuctl: alloc add: cannot clear the type of %s: %s\n",
@@ -119,12 +126,18 @@ void alloc_vgpus_unmake(const struct alloc_spec *s,
 	}
 }
 
-static bool vf_taken(const struct alloc_spec *s, const char *addr)
+/* Whether @addr is in @s already, or was lost to another request */
+static bool vf_taken(const struct alloc_spec *s, const char *addr,
+		     const bool *lost, const struct nl_list *devs)
 {
+	const struct dev_info *d = devs->v;
 	size_t i;
 
 	for (i = 0; i < s->ndevs; i++)
 		if (!strcmp(s->devs[i], addr))
+			return true;
+	for (i = 0; i < devs->n; i++)
+		if (lost[i] && !strcmp(d[i].address, addr))
 			return true;
 	return false;
 }
@@ -149,7 +162,8 @@ static bool vf_can_take(const struct dev_info *d, u32 id)
  * asked for first, one that has the type before one that can take it.
  */
 static const struct dev_info *vf_place(const struct alloc_spec *s,
-				       const struct nl_list *devs, u32 id)
+				       const struct nl_list *devs,
+				       const bool *lost, u32 id)
 {
 	const struct dev_info *d = devs->v, *pick = NULL;
 	enum vgpu_pass pass;
@@ -162,7 +176,7 @@ static const struct dev_info *vf_place(const struct alloc_spec *s,
 				if (!d[i].has_vgpu_type ||
 				    d[i].state != GPUCTL_DEV_STATE_RESERVED ||
 				    d[i].has_allocation || d[i].has_holder ||
-				    vf_taken(s, d[i].address) ||
+				    vf_taken(s, d[i].address, lost, devs) ||
 				    !vgpu_node_ok(s, d[i].numa_node, pass))
 					continue;
 				if (typed ? d[i].vgpu_type == id :
@@ -172,27 +186,39 @@ static const struct dev_info *vf_place(const struct alloc_spec *s,
 	return pick;
 }
 
-/* Gives @s "vgpu ID count N" as vendor VFs; Return: 0 or the exit code */
+/*
+ * Gives @s "vgpu ID count N" as vendor VFs. The type is written once, not
+ * as "vgpu set" would (which leaves a VF that has it alone): a VF that a
+ * concurrent request typed between the dump and the write refuses the
+ * write (EPERM), or is open (EBUSY), and is passed over, so that a VF is
+ * marked typed only by the request that typed it. Return: 0 or the exit
+ * code.
+ */
 static int alloc_vfs_make(struct nl_ctx *nl, struct alloc_spec *s, u32 id)
 {
 	const struct dev_info *d;
 	struct nl_list devs;
-	char type[16];
+	bool *lost;
 	u32 made;
 	int ret;
 
 	ret = dev_dump(nl, &devs);
 	if (ret)
 		return EXIT_KERNEL;
-	snprintf(type, sizeof(type), "%u", id);
-	for (made = 0; made < s->vgpu_count; made++) {
+	lost = calloc(devs.n ? devs.n : 1, sizeof(*lost));
+	if (!lost) {
+		nl_list_free(&devs);
+		fprintf(stderr, "gpuctl: out of memory\n");
+		return EXIT_KERNEL;
+	}
+	for (made = 0; made < s->vgpu_count;) {
 		if (s->ndevs == ALLOC_DEVS_MAX) {
 			fprintf(stderr, "gpuctl: alloc add: more than %d devices\n",
 				ALLOC_DEVS_MAX);
 			ret = EXIT_USAGE;
 			break;
 		}
-		d = vf_place(s, &devs, id);
+		d = vf_place(s, &devs, lost, id);
 		if (!d) {
 			fprintf(stderr,
 				"gpuctl: alloc add: no free vendor VF%s can take type %u (got %u of %u)\n",
@@ -202,13 +228,23 @@ static int alloc_vfs_make(struct nl_ctx *nl, struct alloc_spec *s, u32 id)
 			break;
 		}
 		if (d->vgpu_type != id) {
-			ret = vgpu_vf_set(nl, d->address, type, "alloc add");
-			if (ret)
+			ret = vf_vgpu_write(d->address, id);
+			if (ret == -EPERM || ret == -EBUSY) {
+				lost[d - (const struct dev_info *)devs.v] = true;
+				ret = 0;
+				continue;
+			}
+			if (ret) {
+				vf_write_error("alloc add", d->address, id, ret);
+				ret = EXIT_KERNEL;
 				break;
+			}
 			s->dev_typed[s->ndevs] = true;
 		}
 		snprintf(s->devs[s->ndevs++], ADDR_BUFSZ, "%s", d->address);
+		made++;
 	}
+	free(lost);
 	nl_list_free(&devs);
 	return ret;
 }
@@ -287,7 +323,7 @@ int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s,
 	return EXIT_OK;
 
 undo:
-	alloc_vgpus_unmake(s, made);
+	alloc_vgpus_unmake(nl, s, made);
 	s->nvgpus = made->vgpu_first;
 	s->ndevs = made->dev_first;
 	return ret;

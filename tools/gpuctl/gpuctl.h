@@ -212,7 +212,7 @@ struct alloc_made {
 
 int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s,
 		     struct alloc_made *made);
-void alloc_vgpus_unmake(const struct alloc_spec *s,
+void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
 			const struct alloc_made *made);
 bool alloc_typed(const struct alloc_info *al, const char *addr);
 int alloc_vgpus_remove(struct nl_ctx *nl, const struct nl_list *allocs);

@@ -213,8 +213,14 @@ static void vf_restore(const char *vf, u32 cur, const char *cmd)
 			cmd, vf, cur);
 }
 
-/* Explains the vendor driver's refusal to give @vf type @id */
-static void vf_write_error(const char *cmd, const char *vf, u32 id, int err)
+/**
+ * vf_write_error() - explain the vendor driver's refusal to give a type
+ * @cmd: "vgpu set", "apply" or "alloc add", for the message
+ * @vf: the VF
+ * @id: the type, 0 for none
+ * @err: the negative errno of vf_vgpu_write()
+ */
+void vf_write_error(const char *cmd, const char *vf, u32 id, int err)
 {
 	switch (err) {
 	case -EBUSY:

@@ -34,6 +34,7 @@ bool vgpu_vf_is_pf(const char *pf);
 void vgpu_vf_type_print(const struct vgpu_vf_type *t);
 int vgpu_vf_set(struct nl_ctx *nl, const char *vf, const char *type,
 		const char *cmd);
+void vf_write_error(const char *cmd, const char *vf, u32 id, int err);
 int cmd_vgpu_set(struct gpuctl *g, struct args *a);
 
 /* apply_vf.c: the config file's "vf VF type ID" lines */
