@@ -126,18 +126,12 @@ void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
 	}
 }
 
-/* Whether @addr is in @s already, or was lost to another request */
-static bool vf_taken(const struct alloc_spec *s, const char *addr,
-		     const bool *lost, const struct nl_list *devs)
+static bool vf_taken(const struct alloc_spec *s, const char *addr)
 {
-	const struct dev_info *d = devs->v;
 	size_t i;
 
 	for (i = 0; i < s->ndevs; i++)
 		if (!strcmp(s->devs[i], addr))
-			return true;
-	for (i = 0; i < devs->n; i++)
-		if (lost[i] && !strcmp(d[i].address, addr))
 			return true;
 	return false;
 }
@@ -159,7 +153,8 @@ static bool vf_can_take(const struct dev_info *d, u32 id)
 
 /*
  * The free vendor VF to give the next instance of type @id: on the node
- * asked for first, one that has the type before one that can take it.
+ * asked for first, one that has the type before one that can take it;
+ * never one of @s's already, nor one @lost to another request.
  */
 static const struct dev_info *vf_place(const struct alloc_spec *s,
 				       const struct nl_list *devs,
@@ -176,7 +171,7 @@ static const struct dev_info *vf_place(const struct alloc_spec *s,
 				if (!d[i].has_vgpu_type ||
 				    d[i].state != GPUCTL_DEV_STATE_RESERVED ||
 				    d[i].has_allocation || d[i].has_holder ||
-				    vf_taken(s, d[i].address, lost, devs) ||
+				    lost[i] || vf_taken(s, d[i].address) ||
 				    !vgpu_node_ok(s, d[i].numa_node, pass))
 					continue;
 				if (typed ? d[i].vgpu_type == id :

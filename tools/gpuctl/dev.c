@@ -663,20 +663,12 @@ static const char *dev_address(const char *arg, char *addr, size_t size)
  */
 int dev_show_quiet(struct nl_ctx *nl, const char *addr)
 {
-	struct nl_list list = { .size = sizeof(struct dev_info),
-				.parse = dev_parse };
-	struct nlmsghdr *nlh;
+	struct dev_info d;
 	int ret;
 
-	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, false);
-	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
-	ret = nl_collect_quiet(nl, nlh, &list);
-	if (!ret) {
-		struct dev_list devs = { .v = list.v, .n = list.n };
-
-		dev_list_print(&devs);
-	}
-	nl_list_free(&list);
+	ret = dev_get_quiet(nl, addr, &d);
+	if (!ret)
+		dev_list_print(&(struct dev_list){ .v = &d, .n = 1 });
 	return ret;
 }
 
@@ -695,6 +687,27 @@ int dev_dump(struct nl_ctx *nl, struct nl_list *list)
 			  list);
 }
 
+/* dev-get of one device; @quiet: nothing printed on failure */
+static int dev_get_one(struct nl_ctx *nl, const char *addr,
+		       struct dev_info *d, bool quiet)
+{
+	struct nl_list list = { .size = sizeof(struct dev_info),
+				.parse = dev_parse };
+	struct nlmsghdr *nlh;
+	int ret;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, false);
+	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
+	ret = quiet ? nl_collect_quiet(nl, nlh, &list) :
+		      nl_collect(nl, nlh, &list);
+	if (!ret && list.n != 1)
+		ret = -EPROTO;
+	if (!ret)
+		*d = *(const struct dev_info *)list.v;
+	nl_list_free(&list);
+	return ret;
+}
+
 /**
  * dev_get_quiet() - dev_get() for a device that may not be tracked
  * @nl: an open socket
@@ -705,20 +718,7 @@ int dev_dump(struct nl_ctx *nl, struct nl_list *list)
  */
 int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d)
 {
-	struct nl_list list = { .size = sizeof(struct dev_info),
-				.parse = dev_parse };
-	struct nlmsghdr *nlh;
-	int ret;
-
-	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, false);
-	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
-	ret = nl_collect_quiet(nl, nlh, &list);
-	if (!ret && list.n != 1)
-		ret = -EPROTO;
-	if (!ret)
-		*d = *(const struct dev_info *)list.v;
-	nl_list_free(&list);
-	return ret;
+	return dev_get_one(nl, addr, d, true);
 }
 
 /* Prints one device, or every device when @addr is empty. */
@@ -783,20 +783,7 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
  */
 int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d)
 {
-	struct nl_list list = { .size = sizeof(struct dev_info),
-				.parse = dev_parse };
-	struct nlmsghdr *nlh;
-	int ret;
-
-	nlh = nl_msg_start(nl, GPUCTL_CMD_DEV_GET, false);
-	mnl_attr_put_strz(nlh, GPUCTL_A_DEV_ADDRESS, addr);
-	ret = nl_collect(nl, nlh, &list);
-	if (!ret && list.n != 1)
-		ret = -EPROTO;
-	if (!ret)
-		*d = *(const struct dev_info *)list.v;
-	nl_list_free(&list);
-	return ret;
+	return dev_get_one(nl, addr, d, false);
 }
 
 /**

@@ -22,11 +22,6 @@
 /* What an allocation's line holds at most, with every label quoted */
 #define LEDGER_BUFSZ LEDGER_LINE_MAX
 
-static int ledger_dev_parse(const struct nlmsghdr *nlh, void *elem)
-{
-	return dev_info_parse(nlh, elem);
-}
-
 static const struct dev_info *dev_find(const struct nl_list *devs,
 				       const char *addr)
 {
@@ -202,9 +197,7 @@ static int ledger_commit(FILE *fp, const char *file, char *tmp)
  */
 int alloc_save(struct gpuctl *g, const char *file)
 {
-	struct nl_list devs = { .size = sizeof(struct dev_info),
-				.parse = ledger_dev_parse };
-	struct nl_list allocs, limits;
+	struct nl_list devs = {}, allocs, limits;
 	struct nl_ctx *nl;
 	char *tmp;
 	FILE *fp;
@@ -216,7 +209,7 @@ int alloc_save(struct gpuctl *g, const char *file)
 	alloc_list_init(&allocs);
 	limit_list_init(&limits);
 	if (alloc_dump(nl, &allocs) || limit_dump(nl, &limits) ||
-	    nl_collect(nl, nl_msg_start(nl, GPUCTL_CMD_DEV_GET, true), &devs)) {
+	    dev_dump(nl, &devs)) {
 		fprintf(stderr, "gpuctl: alloc save: cannot read the ledger\n");
 		ret = EXIT_KERNEL;
 		goto out;

@@ -484,8 +484,15 @@ bool mdev_exists(const char *uuid)
 			uuid) && !access(path, F_OK);
 }
 
-/* The last component of the path symlink @path points to */
-static int link_base(const char *path, char *out, size_t size)
+/**
+ * sysfs_link_base() - the last component of what a symlink points to
+ * @path: the symlink
+ * @out: "0000:11:00.0" for physfn -> ../0000:11:00.0
+ * @size: size of @out
+ *
+ * Return: 0 or a negative errno.
+ */
+int sysfs_link_base(const char *path, char *out, size_t size)
 {
 	char target[MDEV_PATH_BUFSZ];
 	const char *base;
@@ -521,7 +528,7 @@ int mdev_identity(const char *uuid, char *type, char *parent, size_t size)
 	ret = path_of(path, "%s/bus/mdev/devices/%s/mdev_type",
 		      mdev_sysfs_root, uuid);
 	if (!ret)
-		ret = link_base(path, type, size);
+		ret = sysfs_link_base(path, type, size);
 	if (ret)
 		return ret;
 	/* the instance's directory is a child of its parent's */

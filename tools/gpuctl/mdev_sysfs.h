@@ -58,6 +58,7 @@ extern const char *mdev_sysfs_root;
 
 int sysfs_read_text(const char *path, char *buf, size_t size);
 int sysfs_write_text(const char *path, const char *text);
+int sysfs_link_base(const char *path, char *out, size_t size);
 int mdev_parent_name(const char *arg, char *out, size_t size);
 bool mdev_parent_exists(const char *parent);
 int mdev_parent_node(const char *parent);

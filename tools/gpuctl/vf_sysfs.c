@@ -214,24 +214,9 @@ int vf_vgpu_write(const char *addr, u32 id)
  */
 int vf_vgpu_physfn(const char *addr, char *pf, size_t size)
 {
-	char path[VF_PATH_BUFSZ], target[PATH_MAX];
-	const char *base;
-	ssize_t len;
-	int ret;
+	char path[VF_PATH_BUFSZ];
 
-	ret = vf_path(path, addr, "physfn");
-	if (ret)
-		return ret;
-	len = readlink(path, target, sizeof(target) - 1);
-	if (len < 0)
-		return -errno;
-	target[len] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	if (strlen(base) >= size)
-		return -ENAMETOOLONG;
-	snprintf(pf, size, "%s", base);
-	return 0;
+	return vf_path(path, addr, "physfn") ?: sysfs_link_base(path, pf, size);
 }
 
 static int addr_cmp(const void *a, const void *b)
