@@ -774,6 +774,30 @@ mdev_samples_load() {
 	insmod "$SAMPLES/mbochs.ko" count=96 && insmod "$SAMPLES/mtty.ko"
 }
 
+# gpuctl_udevd_start CONF: a real systemd-udevd with the packaged udev
+# rule (packaging/udev/90-gpuctl.rules), pointed at CONF and at the gpuctl
+# on PATH. The guest has no udev of its own; gpuctl_udevd_stop ends it.
+GPUCTL_UDEVD=
+gpuctl_udevd_start() {
+	local conf=$1 rules=/run/udev/rules.d tool
+
+	tool=$(command -v gpuctl) || return 1
+	mkdir -p "$rules" || return 1
+	sed -e "s|/etc/gpuctl/gpuctl.conf|$conf|g" -e "s|/usr/sbin/gpuctl|$tool|" \
+		"$GPUCTL_ROOT/packaging/udev/90-gpuctl.rules" >"$rules/90-gpuctl.rules" ||
+		return 1
+	grep -q "RUN+=\"$tool apply $conf\"" "$rules/90-gpuctl.rules" || return 1
+	/lib/systemd/systemd-udevd --daemon || return 1
+	GPUCTL_UDEVD=1
+}
+
+gpuctl_udevd_stop() {
+	[ -n "$GPUCTL_UDEVD" ] || return 0
+	udevadm control --exit
+	rm -f /run/udev/rules.d/90-gpuctl.rules
+	GPUCTL_UDEVD=
+}
+
 # ---------------------------------------------------------- vendor VFs --
 
 # NVIDIA-style vendor VFs on QEMU's SR-IOV nvme (11:00.0, VFs 11:00.1-4)

@@ -41,7 +41,6 @@ VF2=0000:11:00.2
 U1=8e2f0c10-0000-4000-8000-0000000000b1
 U2=8e2f0c10-0000-4000-8000-0000000000b2
 VM=4c1e5a20-0000-4000-8000-0000000000b0
-UDEVD=
 
 cat >"$CONF" <<EOF
 # tracked for its VF count; nvidia never binds a PF
@@ -55,17 +54,10 @@ vgpu mtty type mtty-2 uuid $U1
 vgpu mtty type mtty-1 uuid $U2
 EOF
 
-udevd_stop() {
-	[ -n "$UDEVD" ] || return 0
-	udevadm control --exit
-	rm -f /run/udev/rules.d/90-gpuctl.rules
-	UDEVD=
-}
-
 # Everything goes, as at a shutdown; gpuctl last
 shutdown() {
 	nl_allocs_cleanup
-	udevd_stop
+	gpuctl_udevd_stop
 	mdevs_remove_all
 	rmmod mtty 2>/dev/null
 	vendor_vf_rig_stop
@@ -82,7 +74,7 @@ cleanup() {
 trap cleanup EXIT
 
 boot() {
-	local opts tool rules=/run/udev/rules.d unit="$GPUCTL_ROOT/packaging/systemd/gpuctl.service"
+	local opts tool unit="$GPUCTL_ROOT/packaging/systemd/gpuctl.service"
 	local start
 
 	# 1. the initramfs
@@ -93,13 +85,8 @@ boot() {
 	gpuctl_load ${opts#options gpuctl } || return 1
 	# 2. the host's drivers and udev
 	vendor_vf_rig_start || return 1
+	gpuctl_udevd_start "$CONF" || return 1
 	tool=$(command -v gpuctl) || return 1
-	mkdir -p "$rules" || return 1
-	sed -e "s|/etc/gpuctl/gpuctl.conf|$CONF|g" -e "s|/usr/sbin/gpuctl|$tool|" \
-		"$GPUCTL_ROOT/packaging/udev/90-gpuctl.rules" >"$rules/90-gpuctl.rules" ||
-		return 1
-	/lib/systemd/systemd-udevd --daemon || return 1
-	UDEVD=1
 	modprobe -a vfio_iommu_type1 mdev || return 1
 	# 3. gpuctl.service, as its ExecStart says
 	start=$(sed -n 's/^ExecStart=//p' "$unit" |

@@ -43,14 +43,10 @@ U_SMALL=8e2f0c10-0000-4000-8000-0000000000a2
 U_MEDIUM=8e2f0c10-0000-4000-8000-0000000000a3
 U_TTY=8e2f0c10-0000-4000-8000-0000000000a4
 U_LATE=8e2f0c10-0000-4000-8000-0000000000a5
-UDEVD=
 NTF_PID=
 
 cleanup() {
-	if [ -n "$UDEVD" ]; then
-		udevadm control --exit
-		rm -f /run/udev/rules.d/90-gpuctl.rules
-	fi
+	gpuctl_udevd_stop
 	[ -n "$NTF_PID" ] && kill "$NTF_PID" 2>/dev/null
 	mdevs_remove_all
 	rmmod mbochs mtty 2>/dev/null
@@ -316,7 +312,7 @@ check_apply() {
 # and says so; the installed udev rule (pointed at this test's file and
 # tool) applies the file again when the mdev core announces the parent.
 check_udev_late_parent() {
-	local conf=$TMP/late.conf rules=/run/udev/rules.d d tool
+	local conf=$TMP/late.conf d
 
 	for d in "$BUS"/mtty/mdev_supported_types/*/devices/*; do
 		[ -e "$d/remove" ] && { echo 1 >"$d/remove" || return 1; }
@@ -327,14 +323,7 @@ check_udev_late_parent() {
 	grep -qx "$conf:1: mdev parent mtty is not there yet; vgpu $U_LATE is made when it registers" \
 		"$TMP/err" && [ ! -e "$MDEVS/$U_LATE" ] || return 1
 
-	tool=$(command -v gpuctl) || return 1
-	mkdir -p "$rules" || return 1
-	sed -e "s|/etc/gpuctl/gpuctl.conf|$conf|g" -e "s|/usr/sbin/gpuctl|$tool|" \
-		"$GPUCTL_ROOT/packaging/udev/90-gpuctl.rules" >"$rules/90-gpuctl.rules" ||
-		return 1
-	grep -q "RUN+=\"$tool apply $conf\"" "$rules/90-gpuctl.rules" || return 1
-	/lib/systemd/systemd-udevd --daemon || return 1
-	UDEVD=1
+	gpuctl_udevd_start "$conf" || return 1
 	insmod "$SAMPLES/mtty.ko" || return 1
 	udevadm settle -t 30
 	wait_for_path 30 "$MDEVS/$U_LATE" || { echo "udev did not make $U_LATE"; return 1; }

@@ -43,15 +43,11 @@ OWNER=5a0e4b52-3f1c-4d4e-9a51-3c1f2a0b7d21
 QEMU_PID=
 QEMU_SOCK=$TMP/qmp.sock
 QEMU_TIMEOUT=60
-UDEVD=
 
 cleanup() {
 	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
 	wait 2>/dev/null
-	if [ -n "$UDEVD" ]; then
-		udevadm control --exit
-		rm -f /run/udev/rules.d/90-gpuctl.rules
-	fi
+	gpuctl_udevd_stop
 	nl_allocs_cleanup
 	nl_rules_cleanup
 	vendor_vf_rig_stop
@@ -296,7 +292,7 @@ check_apply() {
 # rule (pointed at this test's file and tool) applies the file again when
 # nvidia binds it, once its PF enables it.
 check_udev_late_vf() {
-	local conf=$TMP/late.conf rules=/run/udev/rules.d tool
+	local conf=$TMP/late.conf
 
 	gpuctl vgpu set "$VF1" type none >/dev/null || return 1
 	nl_rule_new "$VF4" driver nvidia || return 1
@@ -305,13 +301,7 @@ check_udev_late_vf() {
 	grep -qx "$conf:1: vendor VF $VF4 is not there yet; its type is set when it appears" \
 		"$TMP/err" || return 1
 
-	tool=$(command -v gpuctl) || return 1
-	mkdir -p "$rules" || return 1
-	sed -e "s|/etc/gpuctl/gpuctl.conf|$conf|g" -e "s|/usr/sbin/gpuctl|$tool|" \
-		"$GPUCTL_ROOT/packaging/udev/90-gpuctl.rules" >"$rules/90-gpuctl.rules" ||
-		return 1
-	/lib/systemd/systemd-udevd --daemon || return 1
-	UDEVD=1
+	gpuctl_udevd_start "$conf" || return 1
 	echo 0 >"$SYS_PCI/$PF/sriov_numvfs" && echo 4 >"$SYS_PCI/$PF/sriov_numvfs" ||
 		return 1
 	expect_pci_driver "$VF4" nvidia 10 || return 1

@@ -128,11 +128,12 @@ vgpu_tool() {
 	gpuctl vgpu add mtty type mtty-1 uuid "$BU" && gpuctl vgpu del "$BU"
 }
 
+# An allocation that makes (or types) one vGPU of TYPE, then its deletion
 # shellcheck disable=SC2317 # called through bench()
-vgpu_alloc() {
+vgpu_alloc() {	# TYPE
 	local out id
 
-	out=$(gpuctl alloc add owner "$BVM" vgpu mtty-1) || return 1
+	out=$(gpuctl alloc add owner "$BVM" vgpu "$1") || return 1
 	id=${out#alloc }
 	gpuctl alloc del "${id%% *}"
 }
@@ -141,7 +142,7 @@ echo "vgpu:"
 if [ -f "$MTTY_KO" ] && modprobe -a vfio_iommu_type1 mdev && insmod "$MTTY_KO"; then
 	d=$(bench "sysfs create + remove" vgpu_sysfs) || exit 1
 	e=$(bench "gpuctl vgpu add + del" vgpu_tool) || exit 1
-	f=$(bench "gpuctl alloc add vgpu + alloc del" vgpu_alloc) || exit 1
+	f=$(bench "gpuctl alloc add vgpu + alloc del" vgpu_alloc mtty-1) || exit 1
 	printf '  %-42s %10s\n' "(d) sysfs create + remove (mtty-1)" "$d"
 	printf '  %-42s %10s\n' "(e) gpuctl vgpu add + vgpu del" "$e"
 	printf '  %-42s %10s\n' "(f) gpuctl alloc add ... vgpu + alloc del" "$f"
@@ -169,14 +170,6 @@ vf_tool() {
 	gpuctl vgpu set "$BVF" type 1156 && gpuctl vgpu set "$BVF" type none
 }
 
-# shellcheck disable=SC2317 # called through bench()
-vf_alloc() {
-	local out id
-
-	out=$(gpuctl alloc add owner "$BVM" vgpu 1156) || return 1
-	id=${out#alloc }
-	gpuctl alloc del "${id%% *}"
-}
 
 echo "vendor VF:"
 if vendor_vf_rig_start >/dev/null && gpuctl reserve add "$BVF" driver nvidia >/dev/null &&
@@ -184,7 +177,7 @@ if vendor_vf_rig_start >/dev/null && gpuctl reserve add "$BVF" driver nvidia >/d
    expect_pci_driver "$BVF" nvidia 10 >/dev/null; then
 	g=$(bench "sysfs type set + clear" vf_sysfs) || exit 1
 	h=$(bench "gpuctl vgpu set type + none" vf_tool) || exit 1
-	i=$(bench "gpuctl alloc add vgpu ID + alloc del" vf_alloc) || exit 1
+	i=$(bench "gpuctl alloc add vgpu ID + alloc del" vgpu_alloc 1156) || exit 1
 	printf '  %-42s %10s\n' "(g) sysfs current_vgpu_type 1156, then 0" "$g"
 	printf '  %-42s %10s\n' "(h) gpuctl vgpu set VF type 1156 + none" "$h"
 	printf '  %-42s %10s\n' "(i) gpuctl alloc add ... vgpu 1156 + del" "$i"
