@@ -130,7 +130,7 @@ test_vgpu_boot.sh	2
 test_vgpu_lifecycle.sh	10
 test_vgpu_pci_parent.sh	5
 test_vgpu_vendor_vf.sh	10
-test_vgpu_vendor_vf_alloc.sh	7
+test_vgpu_vendor_vf_alloc.sh	8
 test_vgpu_vm.sh		4
 test_ynl.sh		18
 test_ynl_alloc.sh	8

@@ -17,6 +17,8 @@
 #   - alloc del clears what it typed, keep keeps it, and a VF that had
 #     the type already is used without a write and left with it;
 #   - two requests at once get disjoint VFs, each typed by its holder;
+#     a request whose VF another took first is refused EBUSY and places
+#     its VFs again (the race held open by hold_alloc_new.so);
 #   - the module refuses device-typed for a function that is no VF;
 #   - alloc save writes "dev VF typed", and restore brings the mark back.
 
@@ -31,6 +33,7 @@ SYS_PCI=/sys/bus/pci/devices
 TMP=$(mktemp -d /tmp/test_vgpu_vendor_vf_alloc.XXXXXX)
 SAMPLES=${GPUCTL_MDEV_SAMPLES:-$GPUCTL_ROOT/build/$(uname -r)/mdev}
 PF=0000:11:00.0
+HOLD_SO=$(dirname "$(command -v gpuctl-nl)")/hold_alloc_new.so
 VFS=(0000:11:00.1 0000:11:00.2 0000:11:00.3 0000:11:00.4)
 GPU=0000:01:00.0
 VM1=5a0e4b52-3f1c-4d4e-9a51-3c1f2a0b7d31
@@ -156,6 +159,42 @@ check_race() {
 	[ "$n" = 2 ] && [ "$(types)" = "0 0 0 0 " ]
 }
 
+# race_lost: a request for one VF of 1155 is held before its alloc-new
+# (selftests/hold_alloc_new.c) while another owner takes the VF it placed,
+# VF 0. The kernel refuses the request EBUSY, and the tool places it
+# again: it gets VF 1, typed by it, and VF 0 keeps type 1155, which the
+# other owner took it with.
+race_lost() {
+	local pid
+
+	rm -f "$TMP/hold.held" "$TMP/hold.go"
+	GPUCTL_HOLD=$TMP/hold LD_PRELOAD=$HOLD_SO \
+		gpuctl -j alloc add owner "$VM2" vgpu 1155 >"$TMP/r" 2>"$TMP/e" &
+	pid=$!
+	wait_for 30 test -e "$TMP/hold.held" || { kill "$pid"; return 1; }
+	[ "$(types)" = "1155 0 0 0 " ] || { types; kill "$pid"; return 1; }
+	ynl --do alloc-new --json "{\"owner\": \"$VM1\", \"device\": [\"${VFS[0]}\"]}" ||
+		{ kill "$pid"; return 1; }
+	touch "$TMP/hold.go"
+	wait "$pid" || { cat "$TMP/e"; return 1; }
+	cat "$TMP/r" "$TMP/e"
+	json_check --arg b "${VFS[1]}" '.allocations[0] |
+		.devices == [$b] and .vf_typed == [$b]' "$TMP/r" &&
+	[ "$(gpuctl-nl alloc-dump | grep -c "owner=$VM2")" = 1 ] &&
+	[ "$(types)" = "1155 1155 0 0 " ] || return 1
+	gpuctl alloc del owner "$VM2" && [ "$(types)" = "1155 0 0 0 " ] &&
+	gpuctl alloc del owner "$VM1" && [ "$(types)" = "1155 0 0 0 " ]
+}
+
+check_race_lost() {
+	# VF 0 untyped: the held request typed it
+	race_lost || return 1
+	# VF 0 typed already, by the first round: taken without a write
+	race_lost || return 1
+	gpuctl vgpu set "${VFS[0]}" type none >/dev/null &&
+		[ "$(types)" = "0 0 0 0 " ]
+}
+
 check_not_vf() {
 	nl_rule_new "$GPU" take || return 1
 	cmd_fails "$GPU is no VF: only a vendor VF is typed" \
@@ -181,7 +220,7 @@ check_save_restore() {
 
 ynl_start
 ktap_header
-ktap_plan 7
+ktap_plan 8
 ktap_run_stage "four vendor VFs, reserved on nvidia, no type; completion offers their types" \
 	check_setup
 ktap_run_stage "vgpu 1155 count 3: three VFs typed, allocated, device-typed" check_alloc
@@ -190,6 +229,8 @@ ktap_run_stage "all or nothing: too few VFs or a type the card refuses changes n
 ktap_run_stage "alloc del clears what it typed; keep keeps; typed VFs reused as they are" \
 	check_del
 ktap_run_stage "two requests at once: disjoint VFs, each typed by its holder" check_race
+ktap_run_stage "a VF another request takes first: EBUSY, placed again" \
+	check_race_lost
 ktap_run_stage "device-typed on a function that is no VF: EINVAL" check_not_vf
 ktap_run_stage "alloc save writes dev VF typed; restore brings the mark back" \
 	check_save_restore

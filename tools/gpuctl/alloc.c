@@ -326,16 +326,9 @@ void alloc_list_print(const struct nl_list *list)
 	delete_json_obj();
 }
 
-/**
- * alloc_new() - ask the kernel for an allocation
- * @nl: an open socket
- * @s: what to allocate
- * @list: an allocation list, given the allocation the kernel made
- *
- * Return: 0 or a negative errno, which has been printed.
- */
-int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
-	      struct nl_list *list)
+/* alloc_new() without the message: the caller explains the failure */
+static int alloc_new_quiet(struct nl_ctx *nl, const struct alloc_spec *s,
+			   struct nl_list *list)
 {
 	static const u16 label_attrs[ALLOC_NR_LABELS] = {
 		GPUCTL_A_ALLOC_ACCOUNT, GPUCTL_A_ALLOC_PROJECT,
@@ -378,7 +371,25 @@ int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
 		mnl_attr_put_strz(nlh, s->vgpus[i].made ?
 				  GPUCTL_A_ALLOC_MDEV_MADE : GPUCTL_A_ALLOC_MDEV,
 				  s->vgpus[i].uuid);
-	return nl_collect(nl, nlh, list);
+	return nl_collect_quiet(nl, nlh, list);
+}
+
+/**
+ * alloc_new() - ask the kernel for an allocation
+ * @nl: an open socket
+ * @s: what to allocate
+ * @list: an allocation list, given the allocation the kernel made
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
+	      struct nl_list *list)
+{
+	int ret = alloc_new_quiet(nl, s, list);
+
+	if (ret)
+		nl_perror(nl, ret);
+	return ret;
 }
 
 /**
@@ -414,6 +425,13 @@ int alloc_dump(struct nl_ctx *nl, struct nl_list *list)
 			  list);
 }
 
+/*
+ * How often "alloc add ... vgpu" places its vendor VFs again after another
+ * request won one of them: each loss takes a VF out of the free ones, so
+ * a bound is only a guard against a host that keeps typing VFs by hand.
+ */
+#define ALLOC_VF_TRIES 8
+
 static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 {
 	struct alloc_made made = {};
@@ -421,7 +439,7 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 	struct alloc_spec s;
 	struct nl_list list;
 	struct nl_ctx *nl;
-	int ret;
+	int tries, ret;
 
 	if (args_is(a, "help")) {
 		alloc_help(stdout);
@@ -437,27 +455,42 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 	ret = gpuctl_nl(g, &nl);
 	if (ret)
 		return ret;
-	if (s.vgpu_type[0]) {
-		ret = alloc_vgpus_make(nl, &s, &made);
-		if (ret) {
-			fprintf(stderr, "gpuctl: cannot allocate for %s\n",
-				s.owner);
-			return ret;
+	for (tries = 1;; tries++) {
+		if (s.vgpu_type[0]) {
+			ret = alloc_vgpus_make(nl, &s, &made);
+			if (ret) {
+				fprintf(stderr, "gpuctl: cannot allocate for %s\n",
+					s.owner);
+				return ret;
+			}
 		}
-	}
-	alloc_list_init(&list);
-	if (alloc_new(nl, &s, &list)) {
+		alloc_list_init(&list);
+		ret = alloc_new_quiet(nl, &s, &list);
+		if (!ret)
+			break;
+		nl_list_free(&list);
+		/*
+		 * A VF placed as free may have gone to a concurrent request
+		 * between the dump and this one: place the VFs again.
+		 */
+		if (ret == -EBUSY && s.vgpu_type[0] && tries < ALLOC_VF_TRIES &&
+		    alloc_vfs_lost(nl, &s, &made)) {
+			alloc_vgpus_unmake(nl, &s, &made);
+			s.nvgpus = made.vgpu_first;
+			s.ndevs = made.dev_first;
+			continue;
+		}
+		nl_perror(nl, ret);
 		fprintf(stderr, "gpuctl: cannot allocate for %s%s\n", s.owner,
 			s.vgpu_type[0] ? "; removing the vGPUs made for it" :
 					 "");
 		if (s.vgpu_type[0])
 			alloc_vgpus_unmake(nl, &s, &made);
-		ret = EXIT_KERNEL;
-	} else {
-		alloc_list_print(&list);
+		return EXIT_KERNEL;
 	}
+	alloc_list_print(&list);
 	nl_list_free(&list);
-	return ret;
+	return EXIT_OK;
 }
 
 /* "ID", "id ID" or "owner UUID": what alloc del deletes */

@@ -126,6 +126,28 @@ void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
 	}
 }
 
+/**
+ * alloc_vfs_lost() - whether a vendor VF placed for a request is another
+ *	allocation's now
+ * @nl: an open socket
+ * @s: the request, which the kernel refused
+ * @made: where the placed VFs start in @s
+ *
+ * Return: true if one is, so that the kernel's EBUSY was a race lost, not
+ * a device the request named.
+ */
+bool alloc_vfs_lost(struct nl_ctx *nl, const struct alloc_spec *s,
+		    const struct alloc_made *made)
+{
+	struct dev_info d;
+	size_t i;
+
+	for (i = made->dev_first; i < s->ndevs; i++)
+		if (!dev_get_quiet(nl, s->devs[i], &d) && d.has_allocation)
+			return true;
+	return false;
+}
+
 static bool vf_taken(const struct alloc_spec *s, const char *addr)
 {
 	size_t i;
@@ -234,8 +256,8 @@ static int alloc_vfs_make(struct nl_ctx *nl, struct alloc_spec *s, u32 id)
 				ret = EXIT_KERNEL;
 				break;
 			}
-			s->dev_typed[s->ndevs] = true;
 		}
+		s->dev_typed[s->ndevs] = d->vgpu_type != id;
 		snprintf(s->devs[s->ndevs++], ADDR_BUFSZ, "%s", d->address);
 		made++;
 	}

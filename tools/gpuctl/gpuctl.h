@@ -212,6 +212,8 @@ struct alloc_made {
 
 int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s,
 		     struct alloc_made *made);
+bool alloc_vfs_lost(struct nl_ctx *nl, const struct alloc_spec *s,
+		    const struct alloc_made *made);
 void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
 			const struct alloc_made *made);
 bool alloc_typed(const struct alloc_info *al, const char *addr);
