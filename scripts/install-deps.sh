@@ -18,7 +18,7 @@ set -eu
 
 what=${1:-all}
 
-build_pkgs="build-essential pkg-config libmnl-dev libpci-dev pci.ids
+build_pkgs="build-essential pkg-config libmnl-dev libpci-dev libudev-dev pci.ids
 	libnl-3-dev libnl-genl-3-dev python3-yaml python3-jsonschema jq
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12 xz-utils"
 # The style step of make check needs shellcheck, so the tests do.

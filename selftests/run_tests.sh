@@ -116,7 +116,7 @@ test_reserve_noiommu.sh	3
 test_reserve_orphan.sh	5
 test_rule_match.sh	11
 test_sriov.sh		8
-test_tool.sh		21
+test_tool.sh		22
 test_tool_alloc.sh	25
 test_tool_cli.sh	10
 test_tool_monitor.sh	6

@@ -170,7 +170,7 @@ sysfs_model() {
 		 vgpu_type: (.[15] | opt | if . then tonumber else null end)}'
 }
 
-# The tool's device objects without the names it looks up in pci.ids,
+# The tool's device objects without the names it looks up in the hwdb,
 # which check_dev_names compares with lspci.
 tool_devs() {	# [ADDR]
 	gpuctl -j dev show "$@" | jq -S '.devices[] | del(.vendor, .device)'
@@ -253,6 +253,72 @@ check_dev_names() {
 		"\(.address) Vendor=\(.vendor);Device=\(.device);"' | sort >"$TMP/got" ||
 		return 1
 	diff -u "$TMP/want" "$TMP/got"
+}
+
+# What dev show names the tracked devices with a hwdb that knows only
+# vendor $HW_V and its device $HW_D, from lspci's names in $TMP/want and
+# the ids in $TMP/ids; with pci.ids hidden (HIDDEN=1) the others read as
+# numbers, as lspci prints an id it does not know.
+hwdb_names_want() {	# HIDDEN
+	local addr rest vid did ven dev
+
+	while read -r addr rest; do
+		read -r vid did < <(awk -v a="$addr" '$1 == a { print $2, $3 }' "$TMP/ids")
+		ven=${rest#Vendor=}
+		ven=${ven%%;Device=*}
+		dev=${rest#*;Device=}
+		dev=${dev%;}
+		[ "$1" = 1 ] && { ven="Vendor $vid"; dev="Device $did"; }
+		[ "$vid" = "$HW_V" ] && ven="gpuctl test vendor"
+		[ "$vid $did" = "$HW_V $HW_D" ] && dev="gpuctl test model"
+		echo "$addr Vendor=$ven;Device=$dev;"
+	done <"$TMP/want"
+}
+
+# dev show's names in a mount namespace where the hwdb is $TMP/hw's, and
+# pci.ids /dev/null when HIDDEN=1.
+hwdb_names_got() {	# HIDDEN
+	local bins=() b
+
+	for b in /etc/udev/hwdb.bin /usr/lib/udev/hwdb.bin; do
+		[ -e "$b" ] && bins+=("$b")
+	done
+	[ "${#bins[@]}" -gt 0 ] || { echo "no hwdb.bin on this host"; return 1; }
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m sh -ec '
+		hw=$1 hide=$2; shift 2
+		for b in "$@"; do mount --bind "$hw" "$b"; done
+		[ "$hide" = 0 ] || mount --bind /dev/null /usr/share/misc/pci.ids
+		gpuctl -j dev show' sh "$TMP/hw/etc/udev/hwdb.bin" "$1" "${bins[@]}" |
+		jq -r '.devices[] | "\(.address) Vendor=\(.vendor);Device=\(.device);"' |
+		sort
+}
+
+# Names come from udev's hwdb first, and from pci.ids for an id the hwdb
+# lacks: a hwdb compiled with systemd-hwdb that renames a device pci.ids
+# knows stands in for the host's. Then pci.ids is hidden too.
+check_names_hwdb() {
+	local a
+
+	gpuctl -j dev show | jq -r '.devices[] | "\(.address) \(.vendor_id) \(.device_id)"' \
+		>"$TMP/ids" || return 1
+	tracked_lspci_names >"$TMP/want" || return 1
+	# a device pci.ids names, so that the order of the two sources shows
+	a=$(grep -v -e "Vendor=Vendor " -e ";Device=Device " "$TMP/want" | head -n1)
+	[ -n "$a" ] || { echo "pci.ids names no tracked device"; return 1; }
+	read -r _ HW_V HW_D < <(grep "^${a%% *} " "$TMP/ids") || return 1
+	mkdir -p "$TMP/hw/etc/udev/hwdb.d"
+	printf '%s\n' "pci:v0000${HW_V^^}d0000${HW_D^^}*" \
+		" ID_MODEL_FROM_DATABASE=gpuctl test model" "" \
+		"pci:v0000${HW_V^^}*" " ID_VENDOR_FROM_DATABASE=gpuctl test vendor" \
+		>"$TMP/hw/etc/udev/hwdb.d/50-gpuctl-test.hwdb"
+	systemd-hwdb --root="$TMP/hw" update || return 1
+	hwdb_names_want 0 >"$TMP/want0" && hwdb_names_got 0 >"$TMP/got0" || return 1
+	diff -u "$TMP/want0" "$TMP/got0" || return 1
+	hwdb_names_want 1 >"$TMP/want1" && hwdb_names_got 1 >"$TMP/got1" || return 1
+	diff -u "$TMP/want1" "$TMP/got1" || return 1
+	# the names changed where they had to, and are lspci's elsewhere
+	grep -c "gpuctl test model" "$TMP/got1" && ! diff -q "$TMP/want" "$TMP/got0"
 }
 
 check_dev_table() {
@@ -503,7 +569,7 @@ check_not_loaded() {
 }
 
 ktap_header
-ktap_plan 21
+ktap_plan 22
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 
 ktap_run_stage "dev show lists the GPUs and their group members" check_dev_set
@@ -511,6 +577,7 @@ ktap_run_stage "dev show fields match sysfs for every device" check_dev_fields
 ktap_run_stage "dev show ids are 4 hex digits, class 6" check_id_formats
 ktap_run_stage "dev show ADDR gives one device" check_dev_one
 ktap_run_stage "dev show vendor and device names match lspci" check_dev_names
+ktap_run_stage "names from udev's hwdb first, pci.ids for the rest" check_names_hwdb
 ktap_run_stage "dev show table lists every address with its vendor" check_dev_table
 ktap_run_stage "group show matches /sys/kernel/iommu_groups" check_groups
 ktap_run_stage "group viable follows member drivers" check_viable_tracks_driver

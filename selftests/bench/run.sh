@@ -9,7 +9,8 @@
 #   (b) one dev-get dump by a minimal netlink client
 #   (c) the sysfs walk that gathers the same facts: lspci -D -nn -vmm -k
 #       plus iommu_group and numa_node of every device
-# and prints the mean per call and the ratios a/c and b/c, all from one
+# and prints the mean per call and the ratios a/c and b/c, and what
+# gpuctl -j dev show and lspci each cost beyond their start-up, all from one
 # run, so that the host's speed cancels out. Also the module's memory, and
 # what an allocation costs: alloc-new count 1 + alloc-del round trips
 # against dev-get do round trips, with 1 client and with 8 concurrent
@@ -91,6 +92,24 @@ printf '%-44s %10s\n' "(b) $client" "$b"
 printf '%-44s %10s\n' "(c) lspci -D -nn -vmm -k + iommu_group/numa" "$c"
 echo "ratio a/c: $(ratio "$a" "$c")"
 echo "ratio b/c: $(ratio "$b" "$c")"
+
+# What each tool spends beyond its own start-up, so that neither's exec
+# and dynamic linking (which differ by what they link, not by the work)
+# hides the other's: gpuctl -j dev show less gpuctl -V, against lspci -D
+# -nn -vmm -k less lspci --version. Names are the bulk of both: gpuctl
+# takes them from udev's hwdb, lspci parses pci.ids.
+j=$(bench "gpuctl -V" gpuctl -V) || exit 1
+k=$(bench "lspci --version" lspci --version) || exit 1
+l=$(bench "lspci -D -nn -vmm -k" lspci -D -nn -vmm -k) || exit 1
+gm=$(awk -v a="$a" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
+lm=$(awk -v a="$l" -v b="$k" 'BEGIN { printf "%.3f", a - b }')
+echo "# beyond start-up"
+printf '%-44s %10s\n' "(j) gpuctl -V" "$j"
+printf '%-44s %10s\n' "(k) lspci --version" "$k"
+printf '%-44s %10s\n' "(l) lspci -D -nn -vmm -k" "$l"
+printf '%-44s %10s\n' "gpuctl -j dev show beyond start-up (a-j)" "$gm"
+printf '%-44s %10s\n' "lspci beyond start-up (l-k)" "$lm"
+echo "ratio (l-k)/(a-j): $(ratio "$lm" "$gm")"
 
 # The GPUs of topology "full" the selftests reserve and release: the
 # bochs and driverless stand-ins. Not qxl: its driver oopses in

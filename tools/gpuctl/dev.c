@@ -14,6 +14,7 @@
 
 #include "conf.h"
 #include "gpuctl.h"
+#include "pci_names.h"
 #include "json_print.h"
 #include "vf_sysfs.h"
 

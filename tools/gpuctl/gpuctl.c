@@ -16,6 +16,7 @@
 #include <libmnl/libmnl.h>
 
 #include "gpuctl.h"
+#include "pci_names.h"
 #include "json_print.h"
 
 #ifndef GPUCTL_VERSION

@@ -78,7 +78,7 @@ static int utf8_len(const unsigned char *s)
 }
 
 /*
- * Names come from pci.ids and drivers; a stray byte there must not make
+ * Names come from the hwdb, pci.ids and drivers; a stray byte there must not make
  * the whole document unreadable, so invalid UTF-8 becomes U+FFFD.
  */
 static void jw_str(const char *str)

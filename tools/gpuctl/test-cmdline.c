@@ -17,6 +17,7 @@
 #include <linux/gpuctl.h>
 
 #include "gpuctl.h"
+#include "pci_names.h"
 #include "json_print.h"
 #include "test-cmdline.h"
 
@@ -619,7 +620,7 @@ static struct nlmsghdr *fake_dev_msg(char *buf)
 	return nlh;
 }
 
-/* What the fake message prints as; vendor and device come from pci.ids */
+/* What the fake message prints as; vendor and device come from the names */
 static const char *const dev_json_want[][2] = {
 	{ "address", "\"0000:01:00.0\"" },
 	{ "vendor_id", "\"1234\"" },

@@ -2,18 +2,16 @@
 /*
  * Copyright (C) 2025 The gpuctl authors
  *
- * Address parsing, enum names and PCI names: everything that turns a
+ * Address parsing and enum names: everything that turns a
  * number or a word into another form, and nothing that talks to the kernel,
  * so the command line parser can be tested without the module.
  */
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pci/pci.h>
 #include <linux/gpuctl.h>
 
 #include "utils.h"
@@ -285,88 +283,6 @@ int parse_u32(const char *arg, u32 *val)
 		return -ERANGE;
 	*val = v;
 	return 0;
-}
-
-static struct pci_access *pacc;
-
-/* libpci calls this only when it cannot go on, e.g. out of memory */
-/* libpci's own attribute macros, as its handler type carries them */
-static void PCI_NONRET PCI_PRINTF(1, 2) pci_error(char *msg, ...)
-{
-	va_list ap;
-
-	va_start(ap, msg);
-	fputs("gpuctl: libpci: ", stderr);
-	vfprintf(stderr, msg, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(2);
-}
-
-/* A missing pci.ids is not worth a message: names fall back to numbers */
-static void PCI_PRINTF(1, 2) pci_quiet(char *msg, ...)
-{
-	(void)msg;
-}
-
-/*
- * Only the name database is used, so pci_init() and its probing of an
- * access method are skipped; the handlers it would set are set here.
- */
-static struct pci_access *pci_names(void)
-{
-	if (!pacc) {
-		pacc = pci_alloc();
-		pacc->error = pci_error;
-		pacc->warning = pci_quiet;
-		pacc->debug = pci_quiet;
-	}
-	return pacc;
-}
-
-/*
- * Names are looked up exactly as lspci does (pci.ids, then udev's hwdb),
- * and an unknown id reads as lspci prints it, "Vendor 1234" or
- * "Device 1111", so the two tools always agree.
- */
-
-/**
- * pci_vendor_name() - vendor name from pci.ids
- * @vendor: PCI vendor id
- * @buf: where the name is written
- * @size: size of @buf
- *
- * Return: @buf.
- */
-const char *pci_vendor_name(u16 vendor, char *buf, size_t size)
-{
-	if (!pci_lookup_name(pci_names(), buf, size, PCI_LOOKUP_VENDOR, vendor))
-		snprintf(buf, size, "Vendor %04x", vendor);
-	return buf;
-}
-
-/**
- * pci_device_name() - device name from pci.ids
- * @vendor: PCI vendor id
- * @device: PCI device id
- * @buf: where the name is written
- * @size: size of @buf
- *
- * Return: @buf.
- */
-const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size)
-{
-	if (!pci_lookup_name(pci_names(), buf, size, PCI_LOOKUP_DEVICE, vendor,
-			     device))
-		snprintf(buf, size, "Device %04x", device);
-	return buf;
-}
-
-void pci_names_cleanup(void)
-{
-	if (pacc)
-		pci_cleanup(pacc);
-	pacc = NULL;
 }
 
 /**

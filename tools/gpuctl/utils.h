@@ -71,10 +71,6 @@ const char *limit_scope_name(u32 scope);
 const char *ntf_name(u8 cmd);
 const char *ntf_label(u8 cmd);
 
-const char *pci_vendor_name(u16 vendor, char *buf, size_t size);
-const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size);
-void pci_names_cleanup(void);
-
 /* The longest message about one line of a file */
 #define LINE_ERR_BUFSZ 256
 
