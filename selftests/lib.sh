@@ -4,8 +4,8 @@
 # Helpers for the gpuctl shell selftests, sourced by each test script:
 # KTAP output, checks of JSON and of expected failures, printed sysfs
 # writes, module load and unload, waiting with a timeout, QMP
-# (device_add/device_del) from inside the QEMU guest, and their part of a
-# test's cleanup. The guest environment (GPUCTL_KO, GPUCTL_QMP, ...) is
+# (device_add/device_del) from inside the QEMU guest, a QEMU nested in it
+# as a VFIO user, and their part of a test's cleanup. The guest environment (GPUCTL_KO, GPUCTL_QMP, ...) is
 # described in selftests/qemu/run.sh.
 #
 # Each test script sets "set -o pipefail" itself, so that a pipeline whose
@@ -973,6 +973,92 @@ vfio_nodes_restore() {
 		[ -e "${n%:*}" ] && chmod "${n##*:}" "${n%:*}"
 	done
 	VFIO_NODES=()
+}
+
+# -------------------------------------------------------- nested QEMU --
+
+# A real QEMU inside the test guest as the VFIO user (the guest's root is
+# the host's, so its QEMU is the host's): a stopped (-S) q35 machine under
+# TCG that opens its assigned device while it sets the machine up, without
+# running a guest. VFIO pins its RAM: the caller raises the memlock limit
+# (ulimit -l unlimited) and loads vfio_iommu_type1. As above, the caller
+# provides TMP. QEMU_PID is the running QEMU's (qemu_kill, for the cleanup
+# trap), QEMU_OUT its output, QEMU_SOCK its QMP socket; QEMU_TIMEOUT
+# bounds every wait for it.
+QEMU_PID=
+QEMU_OUT=
+QEMU_SOCK=
+QEMU_RC=
+QEMU_TIMEOUT=60
+# where the QMP sockets go: $TMP unless the caller names a directory a
+# QEMU run as another uid may create its socket in
+QEMU_SOCK_DIR=
+
+# qemu_start NAME DEVICE [PREFIX...]: starts that QEMU in the background
+# with "-device DEVICE" (vfio-pci,host=ADDR or vfio-pci,sysfsdev=PATH), run
+# through PREFIX (setpriv ...) if given. Its output goes to $TMP/NAME.out,
+# its QMP socket is NAME.sock in QEMU_SOCK_DIR.
+qemu_start() {
+	local name=$1 dev=$2
+	shift 2
+
+	QEMU_OUT=$TMP/$name.out
+	QEMU_SOCK=${QEMU_SOCK_DIR:-$TMP}/$name.sock
+	echo "# qemu-system-x86_64 -S ... -device $dev${*:+ ($*)}"
+	"$@" qemu-system-x86_64 -S -nodefaults -no-user-config -display none \
+		-machine q35 -m 64 -accel tcg \
+		-device "$dev" \
+		-qmp "unix:$QEMU_SOCK,server=on,wait=off" \
+		>"$QEMU_OUT" 2>&1 &
+	QEMU_PID=$!
+}
+
+# qemu_ready: until QEMU answers on QMP, i.e. it built the machine and
+# opened its device; fails, printing its output, when it exits first or
+# after QEMU_TIMEOUT.
+qemu_ready() {
+	local deadline=$((SECONDS + QEMU_TIMEOUT))
+
+	until printf '{"execute": "qmp_capabilities"}\n{"execute": "query-status"}\n' |
+		socat -t 5 - "UNIX-CONNECT:$QEMU_SOCK" 2>/dev/null | grep -q '"status"'; do
+		if [ "$SECONDS" -ge "$deadline" ] || ! kill -0 "$QEMU_PID" 2>/dev/null; then
+			cat "$QEMU_OUT"
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
+# qemu_reap: waits for QEMU to exit and prints its output; its exit status
+# goes to QEMU_RC. Fails when it had to kill QEMU, still running after
+# QEMU_TIMEOUT.
+qemu_reap() {
+	local rc=0
+
+	if ! timeout "$QEMU_TIMEOUT" tail --pid="$QEMU_PID" -f /dev/null; then
+		echo "QEMU $QEMU_PID still running after $QEMU_TIMEOUT s, killed"
+		kill -9 "$QEMU_PID"
+		rc=1
+	fi
+	QEMU_RC=0
+	wait "$QEMU_PID" || QEMU_RC=$?
+	QEMU_PID=
+	cat "$QEMU_OUT"
+	echo "# QEMU exited with $QEMU_RC"
+	return $rc
+}
+
+# qemu_quit: QMP "quit", then QEMU must exit 0.
+qemu_quit() {
+	printf '{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n' |
+		socat -t 10 - "UNIX-CONNECT:$QEMU_SOCK" || return 1
+	qemu_reap && [ "$QEMU_RC" = 0 ]
+}
+
+# qemu_kill: for a test's cleanup, kills the QEMU qemu_start left running.
+qemu_kill() {
+	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
+	QEMU_PID=
 }
 
 # ------------------------------------------------------------ cleanup --

@@ -32,12 +32,11 @@ GPU=0000:01:00.0
 OWNER=2f6d9b3e-7c41-4a0e-b5d8-6e9f0a1b2c3d
 # QEMU's main thread, which opens the device, truncated to 15 characters
 COMM=qemu-system-x86
-QEMU_PID=
-QEMU_SOCK=
-QEMU_TIMEOUT=60
+# the QMP sockets, where the QEMUs run through setpriv may create theirs
+QEMU_SOCK_DIR=$TMP/q
 
 cleanup() {
-	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
+	qemu_kill
 	nlmon_stop
 	nl_allocs_cleanup
 	nl_rules_cleanup
@@ -46,63 +45,31 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# qemu_start NAME [PREFIX...]: a stopped (-S) q35 machine with the GPU
-# assigned, run through PREFIX (setpriv ...) if given; QMP on a socket any
-# uid may create. Output in $TMP/NAME.out.
-qemu_start() {
-	local name=$1
-	shift
-
-	QEMU_SOCK=$TMP/q/$name.sock
-	echo "# qemu-system-x86_64 -S ... -device vfio-pci,host=$GPU ($*)"
-	"$@" qemu-system-x86_64 -S -nodefaults -no-user-config -display none \
-		-machine q35 -m 64 -accel tcg \
-		-device "vfio-pci,host=$GPU" \
-		-qmp "unix:$QEMU_SOCK,server=on,wait=off" \
-		>"$TMP/$name.out" 2>&1 &
-	QEMU_PID=$!
+# gpu_vm_start NAME [PREFIX...]: the nested QEMU (lib.sh) with the GPU
+# assigned, run through PREFIX (setpriv ...) if given. Output in
+# $TMP/NAME.out.
+gpu_vm_start() {
+	qemu_start "$1" "vfio-pci,host=$GPU" "${@:2}"
 }
 
 _holds() {	# PID: gpuctl names PID as the GPU's holder
 	gpuctl-nl dev-get "$GPU" 2>/dev/null | grep " holder_pid=$1 " >/dev/null
 }
 
-# qemu_wait_holder NAME [PID]: until gpuctl names QEMU (or PID: 0 for an
+# qemu_wait_holder [PID]: until gpuctl names QEMU (or PID: 0 for an
 # unknown holder) as holder; fails early when QEMU exits.
 qemu_wait_holder() {
-	local name=$1 want=${2:-$QEMU_PID} deadline=$((SECONDS + QEMU_TIMEOUT)) t0=$SECONDS
+	local want=${1:-$QEMU_PID} deadline=$((SECONDS + QEMU_TIMEOUT)) t0=$SECONDS
 
 	until _holds "$want"; do
 		if ! kill -0 "$QEMU_PID" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
 			echo "QEMU $QEMU_PID not the holder of $GPU after $((SECONDS - t0)) s:"
-			cat "$TMP/$name.out"
+			cat "$QEMU_OUT"
 			return 1
 		fi
 		sleep 0.2
 	done
 	echo "# QEMU $QEMU_PID holds $GPU after $((SECONDS - t0)) s"
-}
-
-# qemu_reap NAME: waits for QEMU to exit (killing it after QEMU_TIMEOUT)
-# and prints its output; its exit status goes to QEMU_RC.
-QEMU_RC=
-qemu_reap() {
-	if ! timeout "$QEMU_TIMEOUT" tail --pid="$QEMU_PID" -f /dev/null; then
-		echo "QEMU $QEMU_PID still running after $QEMU_TIMEOUT s, killed"
-		kill -9 "$QEMU_PID"
-	fi
-	QEMU_RC=0
-	wait "$QEMU_PID" || QEMU_RC=$?
-	QEMU_PID=
-	cat "$TMP/$1.out"
-	echo "# QEMU exited with $QEMU_RC"
-}
-
-qemu_quit() {	# NAME: QMP "quit", then QEMU must exit 0
-	printf '{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n' |
-		socat -t 10 - "UNIX-CONNECT:$QEMU_SOCK" || return 1
-	qemu_reap "$1"
-	[ "$QEMU_RC" = 0 ]
 }
 
 check_setup() {
@@ -122,8 +89,8 @@ check_setup() {
 check_holder() {
 	nlmon_mark
 	nl_alloc_new owner "$OWNER" device "$GPU" detach-on-stop uid 0 gid 0 || return 1
-	qemu_start quit || return 1
-	qemu_wait_holder quit || return 1
+	gpu_vm_start quit || return 1
+	qemu_wait_holder || return 1
 	nl_dev_has "$GPU" "allocation=$ALLOC" "holder_pid=$QEMU_PID" "holder_comm=$COMM" \
 		holder_uid=0 open_match=owner || return 1
 	nlmon_wait "^vfio-open-ntf address=$GPU .*holder_pid=$QEMU_PID .*holder_comm=$COMM " &&
@@ -145,19 +112,19 @@ check_quit() {
 
 	[ -n "$pid" ] || return 1
 	nlmon_mark
-	qemu_quit quit && detach_checks "$pid" gpuctl-vfio-pci
+	qemu_quit && detach_checks "$pid" gpuctl-vfio-pci
 }
 
 check_sigterm() {
 	local pid
 
 	nl_alloc_new owner "$OWNER" device "$GPU" detach-on-stop || return 1
-	qemu_start term || return 1
-	qemu_wait_holder term || return 1
+	gpu_vm_start term || return 1
+	qemu_wait_holder || return 1
 	pid=$QEMU_PID
 	nlmon_mark
 	kill -TERM "$pid"
-	qemu_reap term
+	qemu_reap
 	detach_checks "$pid" gpuctl-vfio-pci
 }
 
@@ -170,9 +137,9 @@ check_enforce_setup() {
 
 check_wrong_uid() {
 	nlmon_mark
-	qemu_start wrong setpriv --reuid=1000 --regid=1000 --clear-groups || return 1
+	gpu_vm_start wrong setpriv --reuid=1000 --regid=1000 --clear-groups || return 1
 	# it must give up by itself, not be killed
-	qemu_reap wrong
+	qemu_reap
 	[ "$QEMU_RC" = 1 ] || return 1
 	grep -q 'Operation not permitted' "$TMP/wrong.out" || return 1
 	nlmon_wait "^vfio-open-ntf address=$GPU .*holder_comm=$COMM .*holder_uid=1000 .*refused=." ||
@@ -184,14 +151,14 @@ check_owner_uid() {
 	local pid
 
 	nlmon_mark
-	qemu_start owner setpriv --reuid=65534 --regid=65534 --clear-groups || return 1
-	qemu_wait_holder owner || return 1
+	gpu_vm_start owner setpriv --reuid=65534 --regid=65534 --clear-groups || return 1
+	qemu_wait_holder || return 1
 	pid=$QEMU_PID
 	nl_dev_has "$GPU" "holder_pid=$pid" "holder_comm=$COMM" holder_uid=65534 \
 		open_match=owner || return 1
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)" || return 1
 	nlmon_mark
-	qemu_quit owner || return 1
+	qemu_quit || return 1
 	# without detach-on-stop the allocation stays, idle
 	nlmon_wait "^vfio-close-ntf address=$GPU .*holder_pid=$pid( |\$)" &&
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=idle( |\$)" || return 1
@@ -207,12 +174,12 @@ check_observed() {
 	expect_pci_driver "$GPU" vfio-pci 0 || return 1
 	nl_alloc_new owner "$OWNER" device "$GPU" detach-on-stop || return 1
 	nlmon_mark
-	qemu_start observed || return 1
-	qemu_wait_holder observed 0 || return 1
+	gpu_vm_start observed || return 1
+	qemu_wait_holder 0 || return 1
 	nl_dev_has "$GPU" "allocation=$ALLOC" open_match=unknown || return 1
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)" || return 1
 	nlmon_mark
-	qemu_quit observed && detach_checks 0 vfio-pci
+	qemu_quit && detach_checks 0 vfio-pci
 }
 
 check_cleanup() {

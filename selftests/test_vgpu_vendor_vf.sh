@@ -40,12 +40,9 @@ VF3=0000:11:00.3
 VF4=0000:11:00.4
 GPU=0000:01:00.0
 OWNER=5a0e4b52-3f1c-4d4e-9a51-3c1f2a0b7d21
-QEMU_PID=
-QEMU_SOCK=$TMP/qmp.sock
-QEMU_TIMEOUT=60
 
 cleanup() {
-	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
+	qemu_kill
 	wait 2>/dev/null
 	gpuctl_udevd_stop
 	nl_allocs_cleanup
@@ -192,48 +189,15 @@ check_allocated() {
 	nl_alloc_del "$ALLOC"
 }
 
-qemu_start() {	# VF
-	echo "# qemu-system-x86_64 -S ... -device vfio-pci,host=$1"
-	qemu-system-x86_64 -S -nodefaults -no-user-config -display none \
-		-machine q35 -m 64 -accel tcg -device "vfio-pci,host=$1" \
-		-qmp "unix:$QEMU_SOCK,server=on,wait=off" >"$TMP/qemu.out" 2>&1 &
-	QEMU_PID=$!
-}
-
-# QMP answers once the machine is built, its devices opened
-qemu_ready() {
-	local deadline=$((SECONDS + QEMU_TIMEOUT))
-
-	until printf '{"execute": "qmp_capabilities"}\n{"execute": "query-status"}\n' |
-		socat -t 5 - "UNIX-CONNECT:$QEMU_SOCK" 2>/dev/null | grep -q '"status"'; do
-		if [ "$SECONDS" -ge "$deadline" ] || ! kill -0 "$QEMU_PID" 2>/dev/null; then
-			cat "$TMP/qemu.out"
-			return 1
-		fi
-		sleep 0.5
-	done
-}
-
-qemu_quit() {
-	printf '{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n' |
-		socat -t 10 - "UNIX-CONNECT:$QEMU_SOCK" >/dev/null || return 1
-	timeout "$QEMU_TIMEOUT" tail --pid="$QEMU_PID" -f /dev/null || return 1
-	wait "$QEMU_PID"
-	local rc=$?
-	QEMU_PID=
-	cat "$TMP/qemu.out"
-	[ "$rc" = 0 ]
-}
-
 # A nested QEMU opens the typed VF: gpuctl sees the open, vgpu set and the
 # driver refuse; once QEMU quit, the type goes. An untyped VF cannot open.
 check_open() {
 	command -v qemu-system-x86_64 && command -v socat || return 1
 	ulimit -l unlimited || return 1
-	qemu_start "$VF1"
+	qemu_start typed "vfio-pci,host=$VF1"
 	qemu_ready || return 1
 	nl_dev_wait "$QEMU_TIMEOUT" nl_dev_has "$VF1" holder_pid=0 open_match=unallocated ||
-		{ cat "$TMP/qemu.out"; return 1; }
+		{ cat "$QEMU_OUT"; return 1; }
 	set_fails "^gpuctl: vgpu set: $VF1 is open by a VFIO user; stop the VM first$" \
 		"$VF1" none || return 1
 	# the driver's own refusal, for a writer that does not ask gpuctl
@@ -244,15 +208,9 @@ check_open() {
 	gpuctl vgpu set "$VF1" type none >/dev/null && [ "$(vf_type "$VF1")" = 0 ] ||
 		return 1
 	# no type, no open
-	qemu-system-x86_64 -S -nodefaults -no-user-config -display none \
-		-machine q35 -m 64 -accel tcg -device "vfio-pci,host=$VF1" \
-		>"$TMP/qemu.out" 2>&1 &
-	QEMU_PID=$!
-	timeout "$QEMU_TIMEOUT" tail --pid="$QEMU_PID" -f /dev/null || return 1
-	wait "$QEMU_PID" && return 1
-	QEMU_PID=
-	cat "$TMP/qemu.out"
-	grep -q 'No such device' "$TMP/qemu.out"
+	qemu_start untyped "vfio-pci,host=$VF1"
+	qemu_reap || return 1
+	[ "$QEMU_RC" != 0 ] && grep -q 'No such device' "$QEMU_OUT"
 }
 
 # gpuctl.conf's vf lines: set in file order, again a no-op; a VF with

@@ -28,13 +28,10 @@ SAMPLES=${GPUCTL_MDEV_SAMPLES:-$GPUCTL_ROOT/build/$(uname -r)/mdev}
 MDEVS=/sys/bus/mdev/devices
 VM=4c1e5a20-0000-4000-8000-000000000001
 U=8e2f0c10-0000-4000-8000-0000000000c1
-QEMU_PID=
-QEMU_SOCK=$TMP/qmp.sock
-QEMU_TIMEOUT=60
 NTF_PID=
 
 cleanup() {
-	[ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null
+	qemu_kill
 	[ -n "$NTF_PID" ] && kill "$NTF_PID" 2>/dev/null
 	wait 2>/dev/null
 	# the allocations go, then the instance
@@ -45,29 +42,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# qemu_start: a stopped (-S) q35 machine with the instance assigned
-qemu_start() {
-	echo "# qemu-system-x86_64 -S ... -device vfio-pci,sysfsdev=$MDEVS/$U"
-	qemu-system-x86_64 -S -nodefaults -no-user-config -display none \
-		-machine q35 -m 64 -accel tcg \
-		-device "vfio-pci,sysfsdev=$MDEVS/$U" \
-		-qmp "unix:$QEMU_SOCK,server=on,wait=off" >"$TMP/qemu.out" 2>&1 &
-	QEMU_PID=$!
-}
-
-# QMP "quit", then QEMU must exit 0
-qemu_quit() {
-	printf '{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n' |
-		socat -t 10 - "UNIX-CONNECT:$QEMU_SOCK" >/dev/null || return 1
-	if ! timeout "$QEMU_TIMEOUT" tail --pid="$QEMU_PID" -f /dev/null; then
-		echo "QEMU $QEMU_PID still running after $QEMU_TIMEOUT s"
-		return 1
-	fi
-	wait "$QEMU_PID"
-	local rc=$?
-	QEMU_PID=
-	cat "$TMP/qemu.out"
-	[ "$rc" = 0 ]
+# vm_start: the nested QEMU (lib.sh) with the instance assigned
+vm_start() {
+	qemu_start vm "vfio-pci,sysfsdev=$MDEVS/$U"
 }
 
 mdev_field() {	# FIELD: the instance's FIELD per mdev-get, as root
@@ -83,7 +60,7 @@ wait_open() {
 		if [ "$SECONDS" -ge "$deadline" ] ||
 		   { [ "$1" = 1 ] && ! kill -0 "$QEMU_PID" 2>/dev/null; }; then
 			echo "open is not $1 after $((SECONDS - t0)) s"
-			cat "$TMP/qemu.out"
+			cat "$QEMU_OUT"
 			return 1
 		fi
 		sleep 0.5
@@ -120,7 +97,7 @@ check_vm_opens() {
 	gpuctl -j alloc add owner "$VM" vgpu "$U" detach-on-stop >"$TMP/a" || return 1
 	id=$(jq '.allocations[0].id' "$TMP/a") && echo "$id" >"$TMP/a.id" || return 1
 	[ "$(alloc_state "$id")" = idle ] || return 1
-	qemu_start
+	vm_start
 	wait_open 1 || return 1
 	[ "$(alloc_state "$id")" = running ] || return 1
 	gpuctl vgpu show "$U" | grep -q " alloc $id open\$" || return 1
@@ -167,7 +144,7 @@ check_idle_again() {
 
 	gpuctl -j alloc add owner "$VM" vgpu "$U" >"$TMP/b" || return 1
 	id=$(jq '.allocations[0].id' "$TMP/b") || return 1
-	qemu_start
+	vm_start
 	wait_open 1 || return 1
 	[ "$(alloc_state "$id")" = running ] || return 1
 	gpuctl alloc del "$id" keep 2>"$TMP/err" && return 1
@@ -178,7 +155,7 @@ check_idle_again() {
 	[ "$(alloc_state "$id")" = idle ] || return 1
 	gpuctl alloc del "$id" keep || return 1
 
-	qemu_start
+	vm_start
 	wait_open 1 || return 1
 	cmd_fails "^gpuctl: vgpu del: mdev $U is open by a VFIO user; stop the VM first$" \
 		gpuctl vgpu del "$U" || return 1
