@@ -4,7 +4,8 @@
 # Install what building and testing gpuctl needs on Debian 12 (bookworm):
 # the 6.1 kernel and headers, the 6.12 kernel and headers (bookworm's
 # security/backports archive), linux-source-6.12 for the YNL generator and
-# CLI, the kselftest harness and checkpatch, QEMU, and the libraries of the tool and the tests.
+# CLI, the kselftest harness and checkpatch, QEMU, the libraries of the tool
+# and the tests, and Prometheus (promtool, the node exporter) for test_metrics.sh.
 # The boot selftest (selftests/boot) builds Debian initramfs images with
 # mkinitramfs: initramfs-tools-core, not initramfs-tools, whose kernel hooks
 # would rebuild the host's own images on every kernel install.
@@ -24,7 +25,8 @@ build_pkgs="build-essential pkg-config libmnl-dev libpci-dev libudev-dev pci.ids
 # The style step of make check needs shellcheck, so the tests do.
 test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
-	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck"
+	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck
+	prometheus prometheus-node-exporter"
 lint_pkgs="sparse"
 kernel_pkgs="bc bison flex libelf-dev libssl-dev cpio kmod"
 

@@ -107,6 +107,7 @@ test_golden.sh		7
 test_hotplug.sh		7
 test_lifecycle.sh	7
 test_mdev.sh		6
+test_metrics.sh		7
 test_noiommu.sh		9
 test_privilege.sh	10
 test_qemu_guest.sh	9

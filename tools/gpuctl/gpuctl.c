@@ -18,6 +18,7 @@
 #include "gpuctl.h"
 #include "pci_names.h"
 #include "json_print.h"
+#include "metrics.h"
 
 #ifndef GPUCTL_VERSION
 #define GPUCTL_VERSION "0.1"
@@ -46,6 +47,7 @@ static const struct {
 	{ "alloc", cmd_alloc },
 	{ "limit", cmd_limit },
 	{ "monitor", cmd_monitor },
+	{ "metrics", cmd_metrics },
 };
 
 /* "-j", "-json" and "--json" all name the same option */

@@ -236,6 +236,7 @@ struct vgpu_info {
 
 int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v);
 void vgpu_info_print(const struct vgpu_info *v);
+int vgpu_dump(struct nl_ctx *nl, struct nl_list *list);
 
 /* A tenant limit as the kernel describes it */
 struct limit_info {

@@ -5,12 +5,17 @@
  * gpuctl monitor: print inventory changes, gpuctl's own actions, rule and
  * allocation changes, and VFIO opens and closes as the module announces
  * them, one line or one JSON document per event, until SIGINT or SIGTERM.
+ * With --metrics DIR it also keeps DIR/gpuctl.prom current (metrics.c):
+ * written at start and again after each burst of events, through a second
+ * socket, since dump replies and events must not share one.
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
@@ -19,12 +24,16 @@
 
 #include "gpuctl.h"
 #include "json_print.h"
+#include "metrics.h"
+#include "nl.h"
 
 static void monitor_help(FILE *fp)
 {
 	fprintf(fp,
-		"Usage: gpuctl monitor\n"
-		"       gpuctl monitor help\n");
+		"Usage: gpuctl monitor [ --metrics DIR ]\n"
+		"       gpuctl monitor help\n"
+		"--metrics DIR also keeps DIR/" METRICS_FILE " current, for the node\n"
+		"exporter's textfile collector.\n");
 }
 
 /* What a notification describes, and so how it is read and printed */
@@ -131,7 +140,25 @@ static int monitor_event_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int monitor_loop(struct nl_ctx *nl, int sfd)
+/* The metrics file gpuctl monitor --metrics keeps, and what it knows */
+struct monitor_metrics {
+	struct nl_ctx nl;	/* for the dumps: events come on the other */
+	char path[PATH_MAX];
+	uint64_t lost;
+};
+
+/* Reads every event queued on @nl now, so that a burst costs one write */
+static int monitor_drain(struct nl_ctx *nl)
+{
+	struct pollfd pfd = { .fd = nl_fd(nl), .events = POLLIN };
+	int ret = 0;
+
+	while (!ret && poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN))
+		ret = nl_monitor_recv(nl, monitor_event_cb, NULL);
+	return ret;
+}
+
+static int monitor_loop(struct nl_ctx *nl, int sfd, struct monitor_metrics *m)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = nl_fd(nl), .events = POLLIN },
@@ -161,20 +188,26 @@ static int monitor_loop(struct nl_ctx *nl, int sfd)
 		if (!pfd[0].revents)
 			continue;
 		ret = nl_monitor_recv(nl, monitor_event_cb, NULL);
+		if (!ret && m)
+			ret = monitor_drain(nl);
 		if (ret == -ENOBUFS) {
 			/* the socket overflowed; say so and keep listening */
 			fprintf(stderr, "gpuctl: monitor: events lost\n");
-			continue;
-		}
-		if (ret) {
+			if (m)
+				m->lost++;
+		} else if (ret) {
 			nl_perror(nl, ret);
 			return EXIT_KERNEL;
 		}
+		/* a failed write leaves the last file; the next event retries */
+		if (m)
+			metrics_write(&m->nl, m->path, &m->lost);
 	}
 }
 
-static int cmd_monitor_run(struct gpuctl *g)
+static int cmd_monitor_run(struct gpuctl *g, const char *dir)
 {
+	struct monitor_metrics *m = NULL;
 	struct nl_ctx *nl;
 	sigset_t mask, old;
 	int sfd, ret;
@@ -200,7 +233,30 @@ static int cmd_monitor_run(struct gpuctl *g)
 		ret = EXIT_KERNEL;
 		goto out_close_sfd;
 	}
-	ret = monitor_loop(nl, sfd);
+	if (dir) {
+		m = calloc(1, sizeof(*m));
+		if (!m) {
+			fprintf(stderr, "gpuctl: out of memory\n");
+			ret = EXIT_KERNEL;
+			goto out_close_sfd;
+		}
+		snprintf(m->path, sizeof(m->path), "%s/%s", dir, METRICS_FILE);
+		/* after the join: an event from here on rewrites the file */
+		if (nl_open(&m->nl)) {
+			ret = EXIT_KERNEL;
+			goto out_free;
+		}
+		if (metrics_write(&m->nl, m->path, &m->lost)) {
+			ret = EXIT_KERNEL;
+			goto out_close_metrics;
+		}
+	}
+	ret = monitor_loop(nl, sfd, m);
+out_close_metrics:
+	if (m)
+		nl_close(&m->nl);
+out_free:
+	free(m);
 out_close_sfd:
 	close(sfd);
 out_restore_mask:
@@ -221,6 +277,16 @@ int cmd_monitor(struct gpuctl *g, struct args *a)
 		monitor_help(stdout);
 		return EXIT_OK;
 	}
+	const char *dir = NULL;
+
+	if (args_is(a, "--metrics")) {
+		args_next(a);
+		dir = args_next(a);
+		if (!dir || !*dir) {
+			fprintf(stderr, "gpuctl: monitor: --metrics needs a directory\n");
+			return EXIT_USAGE;
+		}
+	}
 	if (!args_end(a)) {
 		fprintf(stderr,
 			"gpuctl: monitor: unexpected argument \"%s\", try \"gpuctl monitor help\"\n",
@@ -229,5 +295,5 @@ int cmd_monitor(struct gpuctl *g, struct args *a)
 	}
 	if (g->dry_run)
 		return EXIT_OK;
-	return cmd_monitor_run(g);
+	return cmd_monitor_run(g, dir);
 }

@@ -2,16 +2,18 @@
 /*
  * Copyright (C) 2026 The gpuctl authors
  *
- * PCI vendor and device names. udev's hwdb comes first: it is a trie that
- * libudev maps from hwdb.bin, so a lookup costs microseconds and nothing
- * at start-up. pci.ids, through libpci, is only the fallback for an id
- * the hwdb lacks or a host without hwdb.bin, because libpci parses the
- * whole file (1.4 MB) at its first lookup, which cost "gpuctl dev show"
- * as much as all of lspci. The hwdb is built from pci.ids (systemd's
- * 20-pci-vendor-model.hwdb), so both name a device alike, as udev does in
- * ID_VENDOR_FROM_DATABASE and ID_MODEL_FROM_DATABASE; a local hwdb entry
- * renames a device for gpuctl as it does for udev. An id neither knows
- * reads as lspci prints it, "Vendor 1234" or "Device 1111".
+ * PCI vendor and device names, from udev's hwdb when the host has one,
+ * else from pci.ids through libpci. The hwdb is a trie that libudev maps
+ * from hwdb.bin, so a lookup costs microseconds and nothing at start-up,
+ * where libpci parses the whole of pci.ids (1.4 MB) at its first lookup,
+ * which cost "gpuctl dev show" as much as all of lspci. The hwdb is built
+ * from pci.ids (systemd's 20-pci-vendor-model.hwdb), so the two name a
+ * device alike, as udev does in ID_VENDOR_FROM_DATABASE and
+ * ID_MODEL_FROM_DATABASE, and an id the hwdb lacks is not looked for in
+ * pci.ids: that would parse the file for every unknown id, such as
+ * QEMU's 1234:1111, for a name it almost never has. A local hwdb entry
+ * renames a device for gpuctl as it does for udev. An unknown id reads as
+ * lspci prints it, "Vendor 1234" or "Device 1111".
  */
 
 #include <stdarg.h>
@@ -29,20 +31,24 @@ static struct udev_hwdb *hwdb;
 static bool hwdb_tried;
 static struct pci_access *pacc;
 
-/* The hwdb's value of @key for @modalias; false when it has none */
-static bool hwdb_lookup(const char *modalias, const char *key, char *buf,
-			size_t size)
+/* The host's hwdb, opened at the first lookup; NULL when it has none */
+static struct udev_hwdb *hwdb_get(void)
 {
-	struct udev_list_entry *e;
-
 	if (!hwdb_tried) {
 		hwdb_tried = true;
 		udev = udev_new();
 		if (udev)
 			hwdb = udev_hwdb_new(udev);
 	}
-	if (!hwdb)
-		return false;
+	return hwdb;
+}
+
+/* The hwdb's value of @key for @modalias; false when it has none */
+static bool hwdb_lookup(const char *modalias, const char *key, char *buf,
+			size_t size)
+{
+	struct udev_list_entry *e;
+
 	udev_list_entry_foreach(e, udev_hwdb_get_properties_list_entry(hwdb,
 								       modalias,
 								       0)) {
@@ -90,7 +96,7 @@ static struct pci_access *pci_ids(void)
 }
 
 /**
- * pci_vendor_name() - a PCI vendor's name, from the hwdb or pci.ids
+ * pci_vendor_name() - a PCI vendor's name, from the hwdb, else pci.ids
  * @vendor: PCI vendor id
  * @buf: where the name is written
  * @size: size of @buf
@@ -102,17 +108,15 @@ const char *pci_vendor_name(u16 vendor, char *buf, size_t size)
 	char modalias[sizeof("pci:v00000000")];
 
 	snprintf(modalias, sizeof(modalias), "pci:v%08X", vendor);
-	if (hwdb_lookup(modalias, "ID_VENDOR_FROM_DATABASE", buf, size))
-		return buf;
-	/* the hwdb had its say: libpci is not to ask it again */
-	if (!pci_lookup_name(pci_ids(), buf, size,
-			     PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_HWDB, vendor))
+	if (hwdb_get() ?
+	    !hwdb_lookup(modalias, "ID_VENDOR_FROM_DATABASE", buf, size) :
+	    !pci_lookup_name(pci_ids(), buf, size, PCI_LOOKUP_VENDOR, vendor))
 		snprintf(buf, size, "Vendor %04x", vendor);
 	return buf;
 }
 
 /**
- * pci_device_name() - a PCI device's name, from the hwdb or pci.ids
+ * pci_device_name() - a PCI device's name, from the hwdb, else pci.ids
  * @vendor: PCI vendor id
  * @device: PCI device id
  * @buf: where the name is written
@@ -125,10 +129,9 @@ const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size)
 	char modalias[sizeof("pci:v00000000d00000000")];
 
 	snprintf(modalias, sizeof(modalias), "pci:v%08Xd%08X", vendor, device);
-	if (hwdb_lookup(modalias, "ID_MODEL_FROM_DATABASE", buf, size))
-		return buf;
-	if (!pci_lookup_name(pci_ids(), buf, size,
-			     PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_HWDB, vendor,
+	if (hwdb_get() ?
+	    !hwdb_lookup(modalias, "ID_MODEL_FROM_DATABASE", buf, size) :
+	    !pci_lookup_name(pci_ids(), buf, size, PCI_LOOKUP_DEVICE, vendor,
 			     device))
 		snprintf(buf, size, "Device %04x", device);
 	return buf;

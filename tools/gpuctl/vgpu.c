@@ -116,6 +116,20 @@ static void vgpu_list_init(struct nl_list *list)
 }
 
 /**
+ * vgpu_dump() - every mdev instance the module knows
+ * @nl: an open socket
+ * @list: initialized here, filled; nl_list_free() is for the caller
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int vgpu_dump(struct nl_ctx *nl, struct nl_list *list)
+{
+	vgpu_list_init(list);
+	return nl_collect(nl, nl_msg_start(nl, GPUCTL_CMD_MDEV_GET, true),
+			  list);
+}
+
+/**
  * vgpu_info_print() - one instance on one line
  * @v: the instance
  *
