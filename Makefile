@@ -10,6 +10,7 @@
 #   make demo            a simulated GPU host in QEMU with a gpuctl tour
 #   make bench           speed ratios against a sysfs walk, from one VM run
 #   make install         module, tool and boot files (DESTDIR= to stage)
+#   make install-cloudstack  gpudiscovery.sh for CloudStack's KVM agent
 
 # Default kernel: the running one when its headers exist, else the newest
 # installed kernel that has headers.
@@ -24,7 +25,8 @@ KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 export GPUCTL_VERSION
 
 .PHONY: all module tools selftests modules-all clean regen regen-check \
-	ksrc deps check check-debug demo bench style install install-packaging
+	ksrc deps check check-debug demo bench style install install-packaging \
+	install-cloudstack
 
 all: module tools
 
@@ -115,6 +117,14 @@ install-packaging:
 		$(DESTDIR)/lib/udev/rules.d/90-gpuctl.rules
 	test -e $(DESTDIR)/etc/gpuctl/gpuctl.conf || \
 		install -D -m 0644 packaging/gpuctl.conf $(DESTDIR)/etc/gpuctl/gpuctl.conf
+
+# CloudStack's KVM agent runs gpudiscovery.sh from kvm.scripts.dir; this
+# one answers with gpuctl export cloudstack. It replaces the agent's own
+# file, so a package diverts that first.
+CLOUDSTACK_SCRIPTS ?= /usr/share/cloudstack-common/scripts/vm/hypervisor/kvm
+install-cloudstack:
+	install -D -m 0755 packaging/cloudstack/gpudiscovery.sh \
+		$(DESTDIR)$(CLOUDSTACK_SCRIPTS)/gpudiscovery.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -4,7 +4,8 @@
 # make install into a DESTDIR, as a package build does it, on the host: the
 # module under updates/ for its kernel, the tool, its man page and bash
 # completion, and the boot files (modprobe.d softdeps, the initramfs-tools
-# hook, the systemd unit, the udev rule and the example gpuctl.conf), each
+# hook, the systemd unit, the udev rule and the example gpuctl.conf), and
+# CloudStack's gpudiscovery.sh drop-in (make install-cloudstack), each
 # where the others and gpuctl.8 expect it and usable there; a second
 # install keeps the administrator's gpuctl.conf. Prints what it checks;
 # exits 1 when anything is missing or wrong.
@@ -127,6 +128,18 @@ grep -q 'ACTION=="bind", SUBSYSTEM=="pci", DRIVER=="nvidia"' "$rule" ||
 grep -q '^softdep gpuctl post: vfio-pci' "$dest/etc/modprobe.d/gpuctl.conf" ||
 	bad "modprobe.d/gpuctl.conf lacks the vfio-pci softdep"
 ok "hook, unit and gpuctl.conf work together"
+
+# CloudStack's drop-in, where the agent runs it, running the installed tool
+cs=/usr/share/cloudstack-common/scripts/vm/hypervisor/kvm/gpudiscovery.sh
+if ! make -s install-cloudstack DESTDIR="$dest" >/dev/null; then
+	bad "make install-cloudstack failed"
+else
+	installed packaging/cloudstack/gpudiscovery.sh "$cs" 755
+	run=$(sed -n 's/^exec //p' "$dest$cs")
+	if [ "$run" != "/usr/sbin/gpuctl export cloudstack" ] || [ ! -x "$dest${run%% *}" ]; then
+		bad "gpudiscovery.sh runs \"$run\", not the installed gpuctl export cloudstack"
+	fi
+fi
 
 # the administrator's gpuctl.conf survives a reinstall; the rest is replaced
 echo "reserve 10de:2331" >"$dest/etc/gpuctl/gpuctl.conf"

@@ -96,8 +96,9 @@ echo "ratio b/c: $(ratio "$b" "$c")"
 # What each tool spends beyond its own start-up, so that neither's exec
 # and dynamic linking (which differ by what they link, not by the work)
 # hides the other's: gpuctl -j dev show less gpuctl -V, against lspci -D
-# -nn -vmm -k less lspci --version. Names are the bulk of both: gpuctl
-# takes them from udev's hwdb, lspci parses pci.ids.
+# -nn -vmm -k less lspci --version, and the same for gpuctl export
+# cloudstack. Names are the bulk of both: gpuctl takes them from udev's
+# hwdb, lspci parses pci.ids.
 j=$(bench "gpuctl -V" gpuctl -V) || exit 1
 k=$(bench "lspci --version" lspci --version) || exit 1
 l=$(bench "lspci -D -nn -vmm -k" lspci -D -nn -vmm -k) || exit 1
@@ -110,6 +111,12 @@ printf '%-44s %10s\n' "(l) lspci -D -nn -vmm -k" "$l"
 printf '%-44s %10s\n' "gpuctl -j dev show beyond start-up (a-j)" "$gm"
 printf '%-44s %10s\n' "lspci beyond start-up (l-k)" "$lm"
 echo "ratio (l-k)/(a-j): $(ratio "$lm" "$gm")"
+# gpudiscovery.sh's answer: one dump of the module's view per call
+m=$(bench "gpuctl export cloudstack" gpuctl export cloudstack) || exit 1
+em=$(awk -v a="$m" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
+printf '%-44s %10s\n' "(m) gpuctl export cloudstack" "$m"
+printf '%-44s %10s\n' "export cloudstack beyond start-up (m-j)" "$em"
+echo "ratio (l-k)/(m-j): $(ratio "$lm" "$em")"
 
 # The GPUs of topology "full" the selftests reserve and release: the
 # bochs and driverless stand-ins. Not qxl: its driver oopses in

@@ -382,8 +382,9 @@ static void dev_holder_print(const struct dev_info *d, const int *widths)
  */
 void dev_info_print(const struct dev_info *d, const int *widths)
 {
-	char vendor[NAME_BUFSZ], device[NAME_BUFSZ], name[2 * NAME_BUFSZ];
 	const char *driver = d->has_driver ? d->driver : NULL;
+	char name[2 * PCI_NAME_BUFSZ];
+	struct pci_id_names n;
 	char fmt[32], buf[CELL_BUFSZ];
 
 	print_string(PRINT_ANY, "address",
@@ -485,11 +486,10 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 			     buf);
 	}
 
-	pci_vendor_name(d->vendor_id, vendor, sizeof(vendor));
-	pci_device_name(d->vendor_id, d->device_id, device, sizeof(device));
-	print_string(PRINT_JSON, "vendor", NULL, vendor);
-	print_string(PRINT_JSON, "device", NULL, device);
-	snprintf(name, sizeof(name), "%s %s", vendor, device);
+	pci_names(d->vendor_id, d->device_id, &n);
+	print_string(PRINT_JSON, "vendor", NULL, n.vendor);
+	print_string(PRINT_JSON, "device", NULL, n.device);
+	snprintf(name, sizeof(name), "%s %s", n.vendor, n.device);
 	print_string(PRINT_FP, NULL,
 		     col_fmt(fmt, sizeof(fmt), widths, COL_NAME, "%s"), name);
 }

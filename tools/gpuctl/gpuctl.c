@@ -18,6 +18,7 @@
 #include "gpuctl.h"
 #include "pci_names.h"
 #include "json_print.h"
+#include "export.h"
 #include "metrics.h"
 
 #ifndef GPUCTL_VERSION
@@ -48,6 +49,7 @@ static const struct {
 	{ "limit", cmd_limit },
 	{ "monitor", cmd_monitor },
 	{ "metrics", cmd_metrics },
+	{ "export", cmd_export },
 };
 
 /* "-j", "-json" and "--json" all name the same option */

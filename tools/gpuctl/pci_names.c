@@ -43,21 +43,28 @@ static struct udev_hwdb *hwdb_get(void)
 	return hwdb;
 }
 
-/* The hwdb's value of @key for @modalias; false when it has none */
-static bool hwdb_lookup(const char *modalias, const char *key, char *buf,
-			size_t size)
+/*
+ * The hwdb's names for @vendor and @device: one lookup of the device's
+ * modalias matches the vendor's entry as well as the device's.
+ */
+static void hwdb_names(u16 vendor, u16 device, struct pci_id_names *n)
 {
+	char modalias[sizeof("pci:v00000000d00000000")];
 	struct udev_list_entry *e;
+	const char *key;
 
+	snprintf(modalias, sizeof(modalias), "pci:v%08Xd%08X", vendor, device);
 	udev_list_entry_foreach(e, udev_hwdb_get_properties_list_entry(hwdb,
 								       modalias,
 								       0)) {
-		if (!strcmp(udev_list_entry_get_name(e), key)) {
-			snprintf(buf, size, "%s", udev_list_entry_get_value(e));
-			return true;
-		}
+		key = udev_list_entry_get_name(e);
+		if (!strcmp(key, "ID_VENDOR_FROM_DATABASE"))
+			snprintf(n->vendor, sizeof(n->vendor), "%s",
+				 udev_list_entry_get_value(e));
+		else if (!strcmp(key, "ID_MODEL_FROM_DATABASE"))
+			snprintf(n->device, sizeof(n->device), "%s",
+				 udev_list_entry_get_value(e));
 	}
-	return false;
 }
 
 /* libpci calls this only when it cannot go on, e.g. out of memory */
@@ -95,45 +102,112 @@ static struct pci_access *pci_ids(void)
 	return pacc;
 }
 
-/**
- * pci_vendor_name() - a PCI vendor's name, from the hwdb, else pci.ids
- * @vendor: PCI vendor id
- * @buf: where the name is written
- * @size: size of @buf
- *
- * Return: @buf.
- */
-const char *pci_vendor_name(u16 vendor, char *buf, size_t size)
+/* pci.ids's names for @vendor and @device, through libpci */
+static void pci_ids_names(u16 vendor, u16 device, struct pci_id_names *n)
 {
-	char modalias[sizeof("pci:v00000000")];
+	if (!pci_lookup_name(pci_ids(), n->vendor, sizeof(n->vendor),
+			     PCI_LOOKUP_VENDOR, vendor))
+		n->vendor[0] = '\0';
+	if (!pci_lookup_name(pci_ids(), n->device, sizeof(n->device),
+			     PCI_LOOKUP_DEVICE, vendor, device))
+		n->device[0] = '\0';
+}
 
-	snprintf(modalias, sizeof(modalias), "pci:v%08X", vendor);
-	if (hwdb_get() ?
-	    !hwdb_lookup(modalias, "ID_VENDOR_FROM_DATABASE", buf, size) :
-	    !pci_lookup_name(pci_ids(), buf, size, PCI_LOOKUP_VENDOR, vendor))
-		snprintf(buf, size, "Vendor %04x", vendor);
-	return buf;
+/*
+ * The names looked up so far: a host has few distinct ids, and a dump
+ * names each of its functions, so most lookups are repeats.
+ */
+#define PCI_NAMES_CACHED 32
+
+static struct {
+	u16 vendor;
+	u16 device;
+	struct pci_id_names names;
+} cache[PCI_NAMES_CACHED];
+static unsigned int cached, cache_next;
+
+/**
+ * pci_names() - the vendor and device names of a PCI id pair
+ * @vendor: PCI vendor id
+ * @device: PCI device id
+ * @n: filled with both names
+ *
+ * From the hwdb, else pci.ids; an id neither has reads "Vendor 1234" or
+ * "Device 1111".
+ */
+void pci_names(u16 vendor, u16 device, struct pci_id_names *n)
+{
+	unsigned int i;
+
+	for (i = 0; i < cached; i++) {
+		if (cache[i].vendor == vendor && cache[i].device == device) {
+			*n = cache[i].names;
+			return;
+		}
+	}
+	n->vendor[0] = '\0';
+	n->device[0] = '\0';
+	if (hwdb_get())
+		hwdb_names(vendor, device, n);
+	else
+		pci_ids_names(vendor, device, n);
+	if (!n->vendor[0])
+		snprintf(n->vendor, sizeof(n->vendor), "Vendor %04x", vendor);
+	if (!n->device[0])
+		snprintf(n->device, sizeof(n->device), "Device %04x", device);
+
+	i = cache_next;
+	cache_next = (cache_next + 1) % PCI_NAMES_CACHED;
+	if (cached < PCI_NAMES_CACHED)
+		cached++;
+	cache[i].vendor = vendor;
+	cache[i].device = device;
+	cache[i].names = *n;
 }
 
 /**
- * pci_device_name() - a PCI device's name, from the hwdb, else pci.ids
- * @vendor: PCI vendor id
- * @device: PCI device id
+ * pci_class_name() - a PCI class's name, as lspci gives it
+ * @class: the 24-bit class code
  * @buf: where the name is written
  * @size: size of @buf
  *
+ * The subclass's name ("3D controller", "VGA compatible controller"),
+ * else the base class's, from the hwdb or else pci.ids; "Class 0302" when
+ * neither knows it.
+ *
  * Return: @buf.
  */
-const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size)
+const char *pci_class_name(u32 class, char *buf, size_t size)
 {
-	char modalias[sizeof("pci:v00000000d00000000")];
+	/* the hwdb's class entries match any ids: "pci:v*d*sv*sd*bc03sc02*" */
+	char modalias[sizeof("pci:v00000000d00000000sv00000000sd00000000bc00sc00i00")];
+	char base[PCI_NAME_BUFSZ] = "";
+	struct udev_list_entry *e;
+	const char *key;
 
-	snprintf(modalias, sizeof(modalias), "pci:v%08Xd%08X", vendor, device);
-	if (hwdb_get() ?
-	    !hwdb_lookup(modalias, "ID_MODEL_FROM_DATABASE", buf, size) :
-	    !pci_lookup_name(pci_ids(), buf, size, PCI_LOOKUP_DEVICE, vendor,
-			     device))
-		snprintf(buf, size, "Device %04x", device);
+	buf[0] = '\0';
+	if (hwdb_get()) {
+		snprintf(modalias, sizeof(modalias),
+			 "pci:v00000000d00000000sv00000000sd00000000bc%02Xsc%02Xi%02X",
+			 (class >> 16) & 0xff, (class >> 8) & 0xff, class & 0xff);
+		udev_list_entry_foreach(e, udev_hwdb_get_properties_list_entry(hwdb, modalias, 0)) {
+			key = udev_list_entry_get_name(e);
+			if (!strcmp(key, "ID_PCI_SUBCLASS_FROM_DATABASE"))
+				snprintf(buf, size, "%s",
+					 udev_list_entry_get_value(e));
+			else if (!strcmp(key, "ID_PCI_CLASS_FROM_DATABASE"))
+				snprintf(base, sizeof(base), "%s",
+					 udev_list_entry_get_value(e));
+		}
+		if (!buf[0] && base[0])
+			snprintf(buf, size, "%s", base);
+	} else if (!pci_lookup_name(pci_ids(), buf, size,
+				    PCI_LOOKUP_CLASS | PCI_LOOKUP_NO_NUMBERS,
+				    class >> 8)) {
+		buf[0] = '\0';
+	}
+	if (!buf[0])
+		snprintf(buf, size, "Class %04x", class >> 8);
 	return buf;
 }
 
@@ -146,4 +220,6 @@ void pci_names_cleanup(void)
 	hwdb = udev_hwdb_unref(hwdb);
 	udev = udev_unref(udev);
 	hwdb_tried = false;
+	cached = 0;
+	cache_next = 0;
 }

@@ -11,8 +11,16 @@
 
 #include "utils.h"
 
-const char *pci_vendor_name(u16 vendor, char *buf, size_t size);
-const char *pci_device_name(u16 vendor, u16 device, char *buf, size_t size);
+/* The longest name kept: pci.ids's longest is about 110 bytes */
+#define PCI_NAME_BUFSZ 128
+
+struct pci_id_names {
+	char vendor[PCI_NAME_BUFSZ];
+	char device[PCI_NAME_BUFSZ];
+};
+
+void pci_names(u16 vendor, u16 device, struct pci_id_names *n);
+const char *pci_class_name(u32 class, char *buf, size_t size);
 void pci_names_cleanup(void);
 
 #endif

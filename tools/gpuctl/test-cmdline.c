@@ -266,6 +266,13 @@ static const struct test_case {
 	{ 1, "monitor --metrics", "monitor: --metrics needs a directory" },
 	{ 1, "monitor --metrics /tmp x",
 	  "monitor: unexpected argument \"x\", try \"gpuctl monitor help\"" },
+	{ 0, "export cloudstack", NULL },
+	{ 0, "export help", NULL },
+	{ 1, "export", "export: missing format, try \"gpuctl export help\"" },
+	{ 1, "export nova",
+	  "export: unknown format \"nova\", try \"gpuctl export help\"" },
+	{ 1, "export cloudstack x",
+	  "export cloudstack: unexpected argument \"x\"" },
 	{ 0, "metrics", NULL },
 	{ 0, "metrics help", NULL },
 	{ 0, "metrics /var/lib/prometheus/node-exporter/gpuctl.prom", NULL },
@@ -691,7 +698,7 @@ static char *render(const struct dev_info *d, bool json)
 static void test_dev_output(void)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE], want[1024];
-	char vendor[NAME_BUFSZ], device[NAME_BUFSZ];
+	struct pci_id_names n;
 	struct nlmsghdr *nlh;
 	struct dev_info d;
 	size_t i, len;
@@ -699,8 +706,7 @@ static void test_dev_output(void)
 
 	nlh = fake_dev_msg(buf);
 	report(!dev_info_parse(nlh, &d), "%s", "dev attributes parse");
-	pci_vendor_name(0x1234, vendor, sizeof(vendor));
-	pci_device_name(0x1234, 0x1111, device, sizeof(device));
+	pci_names(0x1234, 0x1111, &n);
 
 	out = render(&d, true);
 	len = snprintf(want, sizeof(want), "{\"msg\":{");
@@ -708,11 +714,11 @@ static void test_dev_output(void)
 		const char *val = dev_json_want[i][1];
 
 		if (!strcmp(dev_json_want[i][0], "vendor"))
-			val = vendor;
+			val = n.vendor;
 		else if (!strcmp(dev_json_want[i][0], "device"))
-			val = device;
+			val = n.device;
 		len += snprintf(want + len, sizeof(want) - len,
-				val == vendor || val == device ?
+				val == n.vendor || val == n.device ?
 				"%s\"%s\":\"%s\"" : "%s\"%s\":%s",
 				i ? "," : "", dev_json_want[i][0], val);
 	}
@@ -723,7 +729,7 @@ static void test_dev_output(void)
 	out = render(&d, false);
 	snprintf(want, sizeof(want),
 		 "0000:01:00.0 gpu bochs-drm state held (bound to bochs-drm) rule 3 1234:1111 group 7 numa - root 0000:00:01.0 alloc - holder - %s %s",
-		 vendor, device);
+		 n.vendor, n.device);
 	check_str("dev text line", out, want);
 	free(out);
 

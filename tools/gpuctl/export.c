@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors
+ *
+ * gpuctl export FORMAT: which cloud stack's format to print. Each format
+ * has a file of its own; this one only reads the command line.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "export.h"
+#include "gpuctl.h"
+
+static void export_help(FILE *fp)
+{
+	fprintf(fp,
+		"Usage: gpuctl export cloudstack\n"
+		"       gpuctl export help\n"
+		"cloudstack: the JSON CloudStack's KVM agent reads from gpudiscovery.sh\n");
+}
+
+/**
+ * cmd_export() - gpuctl export FORMAT
+ * @g: the tool's state
+ * @a: the words after "export"
+ *
+ * Return: the exit code.
+ */
+int cmd_export(struct gpuctl *g, struct args *a)
+{
+	const char *format = args_next(a);
+	struct nl_ctx *nl;
+	int ret;
+
+	if (!format) {
+		fprintf(stderr, "gpuctl: export: missing format, try \"gpuctl export help\"\n");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(format, "help")) {
+		export_help(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(format, "cloudstack")) {
+		fprintf(stderr,
+			"gpuctl: export: unknown format \"%s\", try \"gpuctl export help\"\n",
+			format);
+		return EXIT_USAGE;
+	}
+	if (!args_done(a, "export cloudstack"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	return export_cloudstack(nl, g->pretty) ? EXIT_KERNEL : EXIT_OK;
+}
