@@ -32,17 +32,7 @@
 #include "mdev_sysfs.h"
 #include "pci_names.h"
 #include "vgpu_vf.h"
-
-/* What the output is made from, read before anything is printed */
-struct cs_src {
-	struct nl_list devs;
-	struct nl_list allocs;
-	struct nl_list vgpus;
-	struct mdev_type_info *types;
-	size_t ntypes;
-	struct vgpu_vf_type *vf_types;
-	size_t nvf_types;
-};
+#include "view.h"
 
 /* "bb:dd.f" in domain 0000, as lspci prints it; the whole address else */
 static const char *cs_address(const char *addr)
@@ -75,7 +65,7 @@ static void cs_libvirt_address(const char *addr)
 }
 
 /* The VM an allocation is for: its name, else its owner's UUID */
-static void cs_used_by_vm(const struct cs_src *s, bool has_alloc, u32 id)
+static void cs_used_by_vm(const struct view *s, bool has_alloc, u32 id)
 {
 	const struct alloc_info *al = s->allocs.v;
 	size_t i;
@@ -116,7 +106,7 @@ static void cs_profile_numbers(const struct mdev_type_info *t)
 	}
 }
 
-static const struct mdev_type_info *cs_type(const struct cs_src *s,
+static const struct mdev_type_info *cs_type(const struct view *s,
 					    const char *parent,
 					    const char *type)
 {
@@ -135,7 +125,7 @@ static bool cs_is_vf_of(const struct dev_info *d, const char *pf)
 }
 
 /* Whether @parent is @gpu or one of its VFs */
-static bool cs_on_gpu(const struct cs_src *s, const char *parent,
+static bool cs_on_gpu(const struct view *s, const char *parent,
 		      const char *gpu)
 {
 	const struct dev_info *d = s->devs.v;
@@ -149,7 +139,7 @@ static bool cs_on_gpu(const struct cs_src *s, const char *parent,
 	return false;
 }
 
-static size_t cs_vgpu_count(const struct cs_src *s, const char *gpu)
+static size_t cs_vgpu_count(const struct view *s, const char *gpu)
 {
 	const struct vgpu_info *v = s->vgpus.v;
 	size_t i, n = 0;
@@ -160,7 +150,7 @@ static size_t cs_vgpu_count(const struct cs_src *s, const char *gpu)
 }
 
 /* The mdevs on @gpu and on its VFs */
-static void cs_vgpu_instances(const struct cs_src *s, const char *gpu)
+static void cs_vgpu_instances(const struct view *s, const char *gpu)
 {
 	const struct vgpu_info *v = s->vgpus.v;
 	size_t i;
@@ -186,7 +176,7 @@ static void cs_vgpu_instances(const struct cs_src *s, const char *gpu)
  * else its type id; a VF without a type has its PCI device name, as
  * gpudiscovery.sh gives it.
  */
-static void cs_vf_profile(const struct cs_src *s, const struct dev_info *vf,
+static void cs_vf_profile(const struct view *s, const struct dev_info *vf,
 			  char *buf, size_t size)
 {
 	struct pci_id_names n;
@@ -208,7 +198,7 @@ static void cs_vf_profile(const struct cs_src *s, const struct dev_info *vf,
 	snprintf(buf, size, "%s", n.device);
 }
 
-static size_t cs_vf_count(const struct cs_src *s, const char *gpu)
+static size_t cs_vf_count(const struct view *s, const char *gpu)
 {
 	const struct dev_info *d = s->devs.v;
 	size_t i, n = 0;
@@ -219,7 +209,7 @@ static size_t cs_vf_count(const struct cs_src *s, const char *gpu)
 }
 
 /* The VFs of @gpu the module tracks */
-static void cs_vf_instances(const struct cs_src *s, const char *gpu)
+static void cs_vf_instances(const struct view *s, const char *gpu)
 {
 	const struct dev_info *d = s->devs.v;
 	char profile[PCI_NAME_BUFSZ];
@@ -243,7 +233,7 @@ static void cs_vf_instances(const struct cs_src *s, const char *gpu)
 	close_json_array(PRINT_JSON, NULL);
 }
 
-static bool cs_is_gpu(const struct cs_src *s, const struct dev_info *d)
+static bool cs_is_gpu(const struct view *s, const struct dev_info *d)
 {
 	const struct dev_info *all = s->devs.v;
 	u8 base = d->class >> 16;
@@ -262,7 +252,7 @@ static bool cs_is_gpu(const struct cs_src *s, const struct dev_info *d)
 	return false;
 }
 
-static void cs_gpu(const struct cs_src *s, const struct dev_info *d)
+static void cs_gpu(const struct view *s, const struct dev_info *d)
 {
 	char buf[PCI_NAME_BUFSZ + 16], class[PCI_NAME_BUFSZ];
 	struct pci_id_names n;
@@ -307,46 +297,6 @@ static void cs_gpu(const struct cs_src *s, const struct dev_info *d)
 	cs_vf_instances(s, d->address);
 }
 
-static void cs_src_free(struct cs_src *s)
-{
-	nl_list_free(&s->devs);
-	nl_list_free(&s->allocs);
-	nl_list_free(&s->vgpus);
-	free(s->types);
-	free(s->vf_types);
-}
-
-/* Return: 0 or a negative errno, which has been printed */
-static int cs_src_read(struct nl_ctx *nl, struct cs_src *s)
-{
-	int ret;
-
-	memset(s, 0, sizeof(*s));
-	alloc_list_init(&s->allocs);
-	ret = dev_dump(nl, &s->devs);
-	if (!ret)
-		ret = alloc_dump(nl, &s->allocs);
-	if (!ret)
-		ret = vgpu_dump(nl, &s->vgpus);
-	if (!ret) {
-		ret = mdev_types_read(NULL, &s->types, &s->ntypes);
-		if (ret)
-			fprintf(stderr,
-				"gpuctl: export cloudstack: cannot read the mdev types: %s\n",
-				strerror(-ret));
-	}
-	if (!ret) {
-		ret = vgpu_vf_types_read(NULL, &s->vf_types, &s->nvf_types);
-		if (ret)
-			fprintf(stderr,
-				"gpuctl: export cloudstack: cannot read the vendor VFs' types: %s\n",
-				strerror(-ret));
-	}
-	if (ret)
-		cs_src_free(s);
-	return ret;
-}
-
 /**
  * export_cloudstack() - print gpudiscovery.sh's JSON
  * @nl: an open socket
@@ -358,11 +308,11 @@ static int cs_src_read(struct nl_ctx *nl, struct cs_src *s)
 int export_cloudstack(struct nl_ctx *nl, bool pretty)
 {
 	const struct dev_info *d;
-	struct cs_src s;
+	struct view s;
 	size_t i;
 	int ret;
 
-	ret = cs_src_read(nl, &s);
+	ret = view_read(nl, &s, "export cloudstack");
 	if (ret)
 		return ret;
 	d = s.devs.v;
@@ -378,6 +328,6 @@ int export_cloudstack(struct nl_ctx *nl, bool pretty)
 	}
 	close_json_array(PRINT_JSON, NULL);
 	delete_json_obj();
-	cs_src_free(&s);
+	view_free(&s);
 	return 0;
 }

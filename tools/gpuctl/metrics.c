@@ -25,18 +25,7 @@
 #include "mdev_sysfs.h"
 #include "metrics.h"
 #include "vgpu_vf.h"
-
-/* What one file is made from, all read before the first line is written */
-struct metrics_src {
-	struct nl_list devs;
-	struct nl_list allocs;
-	struct nl_list limits;
-	struct nl_list vgpus;
-	struct mdev_type_info *types;
-	size_t ntypes;
-	struct vgpu_vf_type *vf_types;
-	size_t nvf_types;
-};
+#include "view.h"
 
 /* A label value, with backslash, double quote and newline escaped */
 static void label_put(FILE *fp, const char *name, const char *value, bool last)
@@ -174,7 +163,7 @@ static void vgpu_labels_put(FILE *fp, const char *kind, const char *parent,
 	label_put(fp, "name", name, true);
 }
 
-static void vgpus_put(FILE *fp, const struct metrics_src *s)
+static void vgpus_put(FILE *fp, const struct view *s)
 {
 	const struct dev_info *d = s->devs.v;
 	char id[16];
@@ -236,51 +225,6 @@ static void vgpus_put(FILE *fp, const struct metrics_src *s)
 	}
 }
 
-static void metrics_src_free(struct metrics_src *s)
-{
-	nl_list_free(&s->devs);
-	nl_list_free(&s->allocs);
-	nl_list_free(&s->limits);
-	nl_list_free(&s->vgpus);
-	free(s->types);
-	free(s->vf_types);
-}
-
-/* Return: 0 or a negative errno, which has been printed */
-static int metrics_src_read(struct nl_ctx *nl, struct metrics_src *s)
-{
-	int ret;
-
-	memset(s, 0, sizeof(*s));
-	alloc_list_init(&s->allocs);
-	limit_list_init(&s->limits);
-	ret = dev_dump(nl, &s->devs);
-	if (!ret)
-		ret = alloc_dump(nl, &s->allocs);
-	if (!ret)
-		ret = limit_dump(nl, &s->limits);
-	if (!ret)
-		ret = vgpu_dump(nl, &s->vgpus);
-	if (ret)
-		goto fail;
-	ret = mdev_types_read(NULL, &s->types, &s->ntypes);
-	if (ret) {
-		fprintf(stderr, "gpuctl: metrics: cannot read the mdev types: %s\n",
-			strerror(-ret));
-		goto fail;
-	}
-	ret = vgpu_vf_types_read(NULL, &s->vf_types, &s->nvf_types);
-	if (ret) {
-		fprintf(stderr, "gpuctl: metrics: cannot read the vendor VFs' types: %s\n",
-			strerror(-ret));
-		goto fail;
-	}
-	return 0;
-fail:
-	metrics_src_free(s);
-	return ret;
-}
-
 /**
  * metrics_print() - write every metric to a stream
  * @nl: an open socket
@@ -293,10 +237,10 @@ fail:
  */
 int metrics_print(struct nl_ctx *nl, FILE *fp, const uint64_t *events_lost)
 {
-	struct metrics_src s;
+	struct view s;
 	int ret;
 
-	ret = metrics_src_read(nl, &s);
+	ret = view_read(nl, &s, "metrics");
 	if (ret)
 		return ret;
 	devices_put(fp, &s.devs);
@@ -309,7 +253,7 @@ int metrics_print(struct nl_ctx *nl, FILE *fp, const uint64_t *events_lost)
 		fprintf(fp, "gpuctl_monitor_events_lost_total %llu\n",
 			(unsigned long long)*events_lost);
 	}
-	metrics_src_free(&s);
+	view_free(&s);
 	return 0;
 }
 

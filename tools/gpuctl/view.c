@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors
+ *
+ * The module's whole view at one moment: the dumps of devices,
+ * allocations, limits and mdevs, and the vGPU types sysfs lists, read
+ * before an output prints its first line, so that a failure prints
+ * nothing half.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuctl.h"
+#include "mdev_sysfs.h"
+#include "vgpu_vf.h"
+#include "view.h"
+
+/**
+ * view_free() - free what view_read() read
+ * @v: the view
+ */
+void view_free(struct view *v)
+{
+	nl_list_free(&v->devs);
+	nl_list_free(&v->allocs);
+	nl_list_free(&v->limits);
+	nl_list_free(&v->vgpus);
+	free(v->types);
+	free(v->vf_types);
+	memset(v, 0, sizeof(*v));
+}
+
+/**
+ * view_read() - read the module's view and the vGPU types
+ * @nl: an open socket
+ * @v: filled; view_free() is for the caller once this returns 0
+ * @cmd: "metrics", for the messages
+ *
+ * The ledger's dumps need CAP_SYS_ADMIN, as alloc show does.
+ *
+ * Return: 0 or a negative errno, which has been printed; nothing is kept
+ * then.
+ */
+int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
+{
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	alloc_list_init(&v->allocs);
+	limit_list_init(&v->limits);
+	ret = dev_dump(nl, &v->devs);
+	if (!ret)
+		ret = alloc_dump(nl, &v->allocs);
+	if (!ret)
+		ret = limit_dump(nl, &v->limits);
+	if (!ret)
+		ret = vgpu_dump(nl, &v->vgpus);
+	if (!ret) {
+		ret = mdev_types_read(NULL, &v->types, &v->ntypes);
+		if (ret)
+			fprintf(stderr, "gpuctl: %s: cannot read the mdev types: %s\n",
+				cmd, strerror(-ret));
+	}
+	if (!ret) {
+		ret = vgpu_vf_types_read(NULL, &v->vf_types, &v->nvf_types);
+		if (ret)
+			fprintf(stderr,
+				"gpuctl: %s: cannot read the vendor VFs' types: %s\n",
+				cmd, strerror(-ret));
+	}
+	if (ret)
+		view_free(v);
+	return ret;
+}
