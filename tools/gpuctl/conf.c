@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,83 +213,71 @@ int conf_line_parse(char *line, struct conf_line *cl, char *err,
 			verb);
 }
 
-static int conf_add_rule(struct conf *conf, const struct rule_spec *r,
-			 char *err, size_t errsz)
+/*
+ * One of the arrays of struct conf: entries of @size bytes, each with a
+ * string at offset @key that no two entries share, and its line in the
+ * file at offset @line. A second entry with a key is "@what KEY is already
+ * on line N".
+ */
+struct conf_array {
+	size_t size;
+	size_t key;
+	size_t line;
+	const char *what;
+};
+
+static const struct conf_array conf_rules = {
+	.size = sizeof(struct rule_spec),
+	.key = offsetof(struct rule_spec, match),
+	.line = offsetof(struct rule_spec, line),
+	.what = "a rule for",
+};
+
+static const struct conf_array conf_vfs = {
+	.size = sizeof(struct vfs_spec),
+	.key = offsetof(struct vfs_spec, address),
+	.line = offsetof(struct vfs_spec, line),
+	.what = "numvfs for",
+};
+
+static const struct conf_array conf_vgpus = {
+	.size = sizeof(struct vgpu_spec),
+	.key = offsetof(struct vgpu_spec, uuid),
+	.line = offsetof(struct vgpu_spec, line),
+	.what = "vgpu",
+};
+
+static const struct conf_array conf_vf_types = {
+	.size = sizeof(struct vf_type_spec),
+	.key = offsetof(struct vf_type_spec, address),
+	.line = offsetof(struct vf_type_spec, line),
+	.what = "a type for",
+};
+
+/*
+ * Appends a copy of @e to the array *@v of *@n entries of kind @a, unless
+ * an entry there has its key. Return: 0, -EINVAL with @err set, or -ENOMEM
+ * (*@v and *@n unchanged).
+ */
+static int conf_append(const struct conf_array *a, void **v, size_t *n,
+		       const void *e, char *err, size_t errsz)
 {
-	struct rule_spec *v;
+	const char *key = (const char *)e + a->key;
+	char *p = *v;
 	size_t i;
 
-	for (i = 0; i < conf->rules.n; i++) {
-		if (!strcmp(conf->rules.v[i].match, r->match))
+	for (i = 0; i < *n; i++, p += a->size) {
+		if (!strcmp(p + a->key, key))
 			return conf_err(err, errsz,
-					"a rule for %s is already on line %u",
-					r->match, conf->rules.v[i].line);
+					"%s %s is already on line %u", a->what,
+					key, *(const unsigned int *)(p + a->line));
 	}
-	v = realloc(conf->rules.v, (conf->rules.n + 1) * sizeof(*v));
-	if (!v)
+	p = realloc(*v, (*n + 1) * a->size);
+	if (!p)
 		return -ENOMEM;
-	conf->rules.v = v;
-	conf->rules.v[conf->rules.n++] = *r;
-	return 0;
-}
-
-static int conf_add_vfs(struct conf *conf, const struct vfs_spec *s,
-			char *err, size_t errsz)
-{
-	struct vfs_spec *v;
-	size_t i;
-
-	for (i = 0; i < conf->n_vfs; i++) {
-		if (!strcmp(conf->vfs[i].address, s->address))
-			return conf_err(err, errsz,
-					"numvfs for %s is already on line %u",
-					s->address, conf->vfs[i].line);
-	}
-	v = realloc(conf->vfs, (conf->n_vfs + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	conf->vfs = v;
-	conf->vfs[conf->n_vfs++] = *s;
-	return 0;
-}
-
-static int conf_add_vgpu(struct conf *conf, const struct vgpu_spec *s,
-			 char *err, size_t errsz)
-{
-	struct vgpu_spec *v;
-	size_t i;
-
-	for (i = 0; i < conf->n_vgpus; i++) {
-		if (!strcmp(conf->vgpus[i].uuid, s->uuid))
-			return conf_err(err, errsz,
-					"vgpu %s is already on line %u",
-					s->uuid, conf->vgpus[i].line);
-	}
-	v = realloc(conf->vgpus, (conf->n_vgpus + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	conf->vgpus = v;
-	conf->vgpus[conf->n_vgpus++] = *s;
-	return 0;
-}
-
-static int conf_add_vf_type(struct conf *conf, const struct vf_type_spec *s,
-			    char *err, size_t errsz)
-{
-	struct vf_type_spec *v;
-	size_t i;
-
-	for (i = 0; i < conf->n_vf_types; i++) {
-		if (!strcmp(conf->vf_types[i].address, s->address))
-			return conf_err(err, errsz,
-					"a type for %s is already on line %u",
-					s->address, conf->vf_types[i].line);
-	}
-	v = realloc(conf->vf_types, (conf->n_vf_types + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	conf->vf_types = v;
-	conf->vf_types[conf->n_vf_types++] = *s;
+	memcpy(p + *n * a->size, e, a->size);
+	*v = p;
+	(*n)++;
 	return 0;
 }
 
@@ -296,6 +285,7 @@ static int conf_add_vf_type(struct conf *conf, const struct vf_type_spec *s,
 static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
 		     size_t errsz)
 {
+	struct conf *conf = ctx;
 	struct conf_line cl;
 
 	switch (conf_line_parse(line, &cl, err, errsz)) {
@@ -303,16 +293,20 @@ static int conf_take(void *ctx, char *line, unsigned int lineno, char *err,
 		return 0;
 	case CONF_RULE:
 		cl.rule.line = lineno;
-		return conf_add_rule(ctx, &cl.rule, err, errsz);
+		return conf_append(&conf_rules, (void **)&conf->rules.v,
+				   &conf->rules.n, &cl.rule, err, errsz);
 	case CONF_VFS:
 		cl.vfs.line = lineno;
-		return conf_add_vfs(ctx, &cl.vfs, err, errsz);
+		return conf_append(&conf_vfs, (void **)&conf->vfs,
+				   &conf->n_vfs, &cl.vfs, err, errsz);
 	case CONF_VGPU:
 		cl.vgpu.line = lineno;
-		return conf_add_vgpu(ctx, &cl.vgpu, err, errsz);
+		return conf_append(&conf_vgpus, (void **)&conf->vgpus,
+				   &conf->n_vgpus, &cl.vgpu, err, errsz);
 	case CONF_VF_TYPE:
 		cl.vf_type.line = lineno;
-		return conf_add_vf_type(ctx, &cl.vf_type, err, errsz);
+		return conf_append(&conf_vf_types, (void **)&conf->vf_types,
+				   &conf->n_vf_types, &cl.vf_type, err, errsz);
 	default:
 		return -EINVAL;
 	}
