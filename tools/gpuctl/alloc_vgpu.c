@@ -216,12 +216,15 @@ static int alloc_vfs_make(struct nl_ctx *nl, struct alloc_spec *s, u32 id)
 	const struct dev_info *d;
 	struct nl_list devs;
 	bool *lost;
+	size_t i;
 	u32 made;
 	int ret;
 
 	ret = dev_dump(nl, &devs);
 	if (ret)
 		return EXIT_KERNEL;
+	for (i = 0; i < devs.n; i++)
+		dev_vgpu_type_read((struct dev_info *)devs.v + i);
 	lost = calloc(devs.n ? devs.n : 1, sizeof(*lost));
 	if (!lost) {
 		nl_list_free(&devs);

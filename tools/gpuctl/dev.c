@@ -139,7 +139,8 @@ static void dev_holder_parse(const struct nlattr **tb, struct dev_info *d)
 /**
  * dev_info_parse() - read a dev-get reply or a dev notification
  * @nlh: the message
- * @d: filled with the device; absent attributes read as unknown
+ * @d: filled with the device; absent attributes read as unknown, and a
+ *	vendor VF's type as none: dev_vgpu_type_read() reads it
  *
  * Return: 0, or -1 with errno set when an attribute is malformed.
  */
@@ -198,11 +199,23 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 	if (tb[GPUCTL_A_DEV_ACTION])
 		d->action = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ACTION]);
 	dev_holder_parse(tb, d);
-	/* a vendor VF's type is the vendor driver's, read now: no event says */
-	if (d->has_physfn && d->address[0] &&
-	    !vf_vgpu_current(d->address, &d->vgpu_type))
-		d->has_vgpu_type = true;
 	return 0;
+}
+
+/**
+ * dev_vgpu_type_read() - read a vendor VF's vGPU type into its dev_info
+ * @d: a device dev_info_parse() filled
+ *
+ * The type is the vendor driver's, in sysfs, and no event says when it
+ * changes, so it is read now; dev_info_parse() leaves it unread, for the
+ * callers that neither show a device nor place by its type. A device
+ * that is no vendor VF gets has_vgpu_type false.
+ */
+void dev_vgpu_type_read(struct dev_info *d)
+{
+	d->vgpu_type = 0;
+	d->has_vgpu_type = d->has_physfn && d->address[0] &&
+			   !vf_vgpu_current(d->address, &d->vgpu_type);
 }
 
 /*
@@ -370,7 +383,7 @@ static void dev_holder_print(const struct dev_info *d, const int *widths)
 
 /**
  * dev_info_print() - print one device, as a table row, a line or JSON
- * @d: the device
+ * @d: the device, its vGPU type read by dev_vgpu_type_read()
  * @widths: column widths for a table row, or NULL for one labelled line
  *
  * JSON keys come in the spec's attribute order, as YNL prints them, and
@@ -668,8 +681,10 @@ int dev_show_quiet(struct nl_ctx *nl, const char *addr)
 	int ret;
 
 	ret = dev_get_quiet(nl, addr, &d);
-	if (!ret)
+	if (!ret) {
+		dev_vgpu_type_read(&d);
 		dev_list_print(&(struct dev_list){ .v = &d, .n = 1 });
+	}
 	return ret;
 }
 
@@ -740,7 +755,10 @@ static int dev_show(struct nl_ctx *nl, const char *addr)
 		ret = EXIT_KERNEL;
 	} else {
 		struct dev_list devs = { .v = list.v, .n = list.n };
+		size_t i;
 
+		for (i = 0; i < list.n; i++)
+			dev_vgpu_type_read((struct dev_info *)list.v + i);
 		dev_list_print(&devs);
 	}
 	nl_list_free(&list);

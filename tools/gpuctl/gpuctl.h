@@ -120,11 +120,12 @@ struct dev_info {
 	u32 open_match;		/* 0: the module did not say */
 	bool has_refused;	/* only in vfio-open-ntf */
 	char refused[STATE_REASON_BUFSZ];
-	bool has_vgpu_type;	/* a vendor VF, read from sysfs */
+	bool has_vgpu_type;	/* a vendor VF: dev_vgpu_type_read() */
 	u32 vgpu_type;		/* 0: none */
 };
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
+void dev_vgpu_type_read(struct dev_info *d);
 void dev_info_print(const struct dev_info *d, const int *widths);
 int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d);
 int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d);

@@ -73,6 +73,8 @@ union ntf_msg {
 static int ntf_parse(enum ntf_object obj, const struct nlmsghdr *nlh,
 		     union ntf_msg *m)
 {
+	int ret;
+
 	switch (obj) {
 	case NTF_RULE:
 		return rule_info_parse(nlh, &m->rule);
@@ -81,7 +83,10 @@ static int ntf_parse(enum ntf_object obj, const struct nlmsghdr *nlh,
 	case NTF_MDEV:
 		return vgpu_info_parse(nlh, &m->vgpu);
 	default:
-		return dev_info_parse(nlh, &m->dev);
+		ret = dev_info_parse(nlh, &m->dev);
+		if (!ret)
+			dev_vgpu_type_read(&m->dev);
+		return ret;
 	}
 }
 

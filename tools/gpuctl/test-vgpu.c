@@ -208,6 +208,29 @@ static int vf_tree_make(const char *dir)
 	return symlink("../0000:41:00.0", link);
 }
 
+/*
+ * What dev_vgpu_type_read() makes of the tree: a vendor VF's type, 0 for
+ * none; nothing for a function the module sends without a PF.
+ */
+static void vf_dev_cases(const char *dir)
+{
+	struct dev_info d = { .address = "0000:41:00.4", .has_physfn = true };
+	const char *cur = PCI "0000:41:00.4/nvidia/current_vgpu_type";
+
+	dev_vgpu_type_read(&d);
+	report(d.has_vgpu_type && !d.vgpu_type, "%s",
+	       "dev_vgpu_type_read: a vendor VF without a type");
+	report(!put(dir, cur, "1156\n"), "%s", "vendor VF typed");
+	dev_vgpu_type_read(&d);
+	report(d.has_vgpu_type && d.vgpu_type == 1156, "%s",
+	       "dev_vgpu_type_read: a vendor VF's type");
+	report(!put(dir, cur, "0\n"), "%s", "vendor VF type cleared");
+	d = (struct dev_info){ .address = "0000:42:00.0" };
+	dev_vgpu_type_read(&d);
+	report(!d.has_vgpu_type && !d.vgpu_type, "%s",
+	       "dev_vgpu_type_read: no physfn, no type");
+}
+
 static void types_case(const char *args, int rc_want, const char *out_want,
 		       const char *err_want)
 {
@@ -260,6 +283,7 @@ static void test_types(void)
 	/* a PF without vendor VFs is no parent */
 	types_case("vgpu types 42:00.0", 2, "",
 		   "gpuctl: vgpu types: no mdev parent \"0000:42:00.0\" (parents: 0000:00:02.0, mbochs, mtty)\n");
+	vf_dev_cases(dir);
 
 	/* no mdev.ko, no parent: an empty list, not an error */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
