@@ -284,6 +284,13 @@ static void test_types(void)
 	types_case("vgpu types 42:00.0", 2, "",
 		   "gpuctl: vgpu types: no mdev parent \"0000:42:00.0\" (parents: 0000:00:02.0, mbochs, mtty)\n");
 	vf_dev_cases(dir);
+	/* a PF whose VFs list no type now is their parent still */
+	if (put(dir, PCI "0000:41:00.4/nvidia/creatable_vgpu_types",
+		"ID    : vGPU Name\n") ||
+	    put(dir, PCI "0000:41:00.5/nvidia/creatable_vgpu_types",
+		"ID    : vGPU Name\n"))
+		report(false, "%s", "vendor VFs full");
+	types_case("-j vgpu types 41:00.0", 0, "{\"vgpu_types\":[]}\n", "");
 
 	/* no mdev.ko, no parent: an empty list, not an error */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -87,10 +87,16 @@ int vgpu_types_show(const char *parent)
 	struct mdev_type_info *types = NULL;
 	struct vgpu_vf_type *vf_types = NULL;
 	size_t n = 0, nvf = 0, i;
-	bool vf_pf;
-	int ret;
+	bool vf_pf = false;
+	int ret = 0;
 
-	vf_pf = parent && vgpu_vf_is_pf(parent);
+	/*
+	 * A PARENT with vendor VFs is their PF, and has their types only:
+	 * one walk of the VFs says so and reads them. An error before any
+	 * of its VFs leaves it to be an mdev parent, or none.
+	 */
+	if (parent)
+		ret = vgpu_vf_types_read(parent, &vf_types, &nvf, &vf_pf);
 	if (!vf_pf) {
 		ret = mdev_types_read(parent, &types, &n);
 		if (ret == -ENOENT)
@@ -100,16 +106,15 @@ int vgpu_types_show(const char *parent)
 				strerror(-ret));
 			return EXIT_KERNEL;
 		}
+		if (!parent)
+			ret = vgpu_vf_types_read(NULL, &vf_types, &nvf, NULL);
 	}
-	if (!parent || vf_pf) {
-		ret = vgpu_vf_types_read(parent, &vf_types, &nvf);
-		if (ret) {
-			fprintf(stderr,
-				"gpuctl: vgpu types: cannot read the vendor VFs' types: %s\n",
-				strerror(-ret));
-			free(types);
-			return EXIT_KERNEL;
-		}
+	if (ret) {
+		fprintf(stderr,
+			"gpuctl: vgpu types: cannot read the vendor VFs' types: %s\n",
+			strerror(-ret));
+		free(types);
+		return EXIT_KERNEL;
 	}
 
 	new_json_obj();

@@ -62,6 +62,9 @@ static int vf_types_add(const char *vf, struct vgpu_vf_type **v, size_t *n)
  * @pf: only this PF's VFs, or NULL for every PF
  * @types: a new array, for free(); NULL when @n is 0
  * @n: how many
+ * @found: unless NULL, whether the host has a vendor VF (of @pf, when
+ *	given), even one that lists no type now; set on error too, so that
+ *	false then means the error came before any such VF
  *
  * A type's available count is the number of the PF's VFs that list it
  * as creatable: VFs without a type, on a card with room for it.
@@ -69,7 +72,7 @@ static int vf_types_add(const char *vf, struct vgpu_vf_type **v, size_t *n)
  * Return: 0 or a negative errno.
  */
 int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
-		       size_t *n)
+		       size_t *n, bool *found)
 {
 	char vf_pf[ADDR_BUFSZ];
 	struct vf_addr *vfs;
@@ -78,6 +81,8 @@ int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
 
 	*types = NULL;
 	*n = 0;
+	if (found)
+		*found = false;
 	ret = vf_vgpu_list(&vfs, &nvfs);
 	if (ret)
 		return ret;
@@ -85,6 +90,8 @@ int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
 		if (pf && (vf_vgpu_physfn(vfs[i].addr, vf_pf, sizeof(vf_pf)) ||
 			   strcmp(vf_pf, pf)))
 			continue;
+		if (found)
+			*found = true;
 		ret = vf_types_add(vfs[i].addr, types, n);
 		/* a VF that went meanwhile has no types */
 		if (ret == -ENOENT || ret == -ENODEV)
@@ -97,28 +104,6 @@ int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
 		*n = 0;
 	}
 	return ret;
-}
-
-/**
- * vgpu_vf_is_pf() - whether a PF has vendor VFs
- * @pf: its canonical address
- *
- * Return: true when one of the host's vendor VFs is @pf's.
- */
-bool vgpu_vf_is_pf(const char *pf)
-{
-	char vf_pf[ADDR_BUFSZ];
-	struct vf_addr *vfs;
-	bool found = false;
-	size_t n, i;
-
-	if (vf_vgpu_list(&vfs, &n))
-		return false;
-	for (i = 0; !found && i < n; i++)
-		found = !vf_vgpu_physfn(vfs[i].addr, vf_pf, sizeof(vf_pf)) &&
-			!strcmp(vf_pf, pf);
-	free(vfs);
-	return found;
 }
 
 /**

@@ -29,8 +29,7 @@ struct vgpu_vf_type {
 };
 
 int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
-		       size_t *n);
-bool vgpu_vf_is_pf(const char *pf);
+		       size_t *n, bool *found);
 void vgpu_vf_type_print(const struct vgpu_vf_type *t);
 int vgpu_vf_set(struct nl_ctx *nl, const char *vf, const char *type,
 		const char *cmd);
