@@ -45,12 +45,15 @@ void view_free(struct view *v)
  */
 int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
 {
+	size_t i;
 	int ret;
 
 	memset(v, 0, sizeof(*v));
 	alloc_list_init(&v->allocs);
 	limit_list_init(&v->limits);
 	ret = dev_dump(nl, &v->devs);
+	for (i = 0; !ret && i < v->devs.n; i++)
+		dev_vgpu_type_read((struct dev_info *)v->devs.v + i);
 	if (!ret)
 		ret = alloc_dump(nl, &v->allocs);
 	if (!ret)
@@ -64,7 +67,8 @@ int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
 				cmd, strerror(-ret));
 	}
 	if (!ret) {
-		ret = vgpu_vf_types_read(NULL, &v->vf_types, &v->nvf_types);
+		ret = vgpu_vf_types_read(NULL, &v->vf_types, &v->nvf_types,
+					 NULL);
 		if (ret)
 			fprintf(stderr,
 				"gpuctl: %s: cannot read the vendor VFs' types: %s\n",
