@@ -476,8 +476,6 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 		if (ret == -EBUSY && s.vgpu_type[0] && tries < ALLOC_VF_TRIES &&
 		    alloc_vfs_lost(nl, &s, &made)) {
 			alloc_vgpus_unmake(nl, &s, &made);
-			s.nvgpus = made.vgpu_first;
-			s.ndevs = made.dev_first;
 			continue;
 		}
 		nl_perror(nl, ret);

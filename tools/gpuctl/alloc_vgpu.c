@@ -92,19 +92,26 @@ static int vgpu_place(const struct alloc_spec *s, char *parent, size_t size)
 	return any ? ret : -ENOENT;
 }
 
+/* Whether the module has @addr in an allocation now */
+static bool dev_allocated(struct nl_ctx *nl, const char *addr)
+{
+	struct dev_info d;
+
+	return !dev_get_quiet(nl, addr, &d) && d.has_allocation;
+}
+
 /**
  * alloc_vgpus_unmake() - take back what alloc_vgpus_make() made
  * @nl: an open socket
- * @s: the request
+ * @s: the request; what was made is dropped from it again
  * @made: where it starts in @s; what comes before was named
  *
  * A VF this request typed but another allocation holds now keeps its
  * type: a concurrent request took it as typed, and won it.
  */
-void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
+void alloc_vgpus_unmake(struct nl_ctx *nl, struct alloc_spec *s,
 			const struct alloc_made *made)
 {
-	struct dev_info d;
 	size_t i;
 	int ret;
 
@@ -117,13 +124,15 @@ void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
 	for (i = s->ndevs; i-- > made->dev_first;) {
 		if (!s->dev_typed[i])
 			continue;
-		if (!dev_get_quiet(nl, s->devs[i], &d) && d.has_allocation)
+		if (dev_allocated(nl, s->devs[i]))
 			continue;
 		ret = vf_vgpu_write(s->devs[i], 0);
 		if (ret)
 			fprintf(stderr, "gpuctl: alloc add: cannot clear the type of %s: %s\n",
 				s->devs[i], strerror(-ret));
 	}
+	s->nvgpus = made->vgpu_first;
+	s->ndevs = made->dev_first;
 }
 
 /**
@@ -139,11 +148,10 @@ void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
 bool alloc_vfs_lost(struct nl_ctx *nl, const struct alloc_spec *s,
 		    const struct alloc_made *made)
 {
-	struct dev_info d;
 	size_t i;
 
 	for (i = made->dev_first; i < s->ndevs; i++)
-		if (!dev_get_quiet(nl, s->devs[i], &d) && d.has_allocation)
+		if (dev_allocated(nl, s->devs[i]))
 			return true;
 	return false;
 }
@@ -344,8 +352,6 @@ int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s,
 
 undo:
 	alloc_vgpus_unmake(nl, s, made);
-	s->nvgpus = made->vgpu_first;
-	s->ndevs = made->dev_first;
 	return ret;
 }
 

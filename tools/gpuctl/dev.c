@@ -203,6 +203,18 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 }
 
 /**
+ * dev_is_vf_of() - whether a device is a VF of a PF
+ * @d: the device
+ * @pf: the PF's address
+ *
+ * Return: true if @d's physfn is @pf.
+ */
+bool dev_is_vf_of(const struct dev_info *d, const char *pf)
+{
+	return d->has_physfn && !strcmp(d->physfn, pf);
+}
+
+/**
  * dev_vgpu_type_read() - read a vendor VF's vGPU type into its dev_info
  * @d: a device dev_info_parse() filled
  *

@@ -119,11 +119,6 @@ static const struct mdev_type_info *cs_type(const struct view *s,
 	return NULL;
 }
 
-static bool cs_is_vf_of(const struct dev_info *d, const char *pf)
-{
-	return d->has_physfn && !strcmp(d->physfn, pf);
-}
-
 /* Whether @parent is @gpu or one of its VFs */
 static bool cs_on_gpu(const struct view *s, const char *parent,
 		      const char *gpu)
@@ -134,7 +129,7 @@ static bool cs_on_gpu(const struct view *s, const char *parent,
 	if (!strcmp(parent, gpu))
 		return true;
 	for (i = 0; i < s->devs.n; i++)
-		if (!strcmp(d[i].address, parent) && cs_is_vf_of(&d[i], gpu))
+		if (!strcmp(d[i].address, parent) && dev_is_vf_of(&d[i], gpu))
 			return true;
 	return false;
 }
@@ -204,7 +199,7 @@ static size_t cs_vf_count(const struct view *s, const char *gpu)
 	size_t i, n = 0;
 
 	for (i = 0; i < s->devs.n; i++)
-		n += cs_is_vf_of(&d[i], gpu);
+		n += dev_is_vf_of(&d[i], gpu);
 	return n;
 }
 
@@ -217,7 +212,7 @@ static void cs_vf_instances(const struct view *s, const char *gpu)
 
 	open_json_array(PRINT_JSON, "vf_instances");
 	for (i = 0; i < s->devs.n; i++) {
-		if (!cs_is_vf_of(&d[i], gpu))
+		if (!dev_is_vf_of(&d[i], gpu))
 			continue;
 		open_json_object(NULL);
 		print_string(PRINT_JSON, "vf_pci_address", NULL,
@@ -247,7 +242,7 @@ static bool cs_is_gpu(const struct view *s, const struct dev_info *d)
 		if (!strcmp(s->types[i].parent, d->address))
 			return true;
 	for (i = 0; i < s->devs.n; i++)
-		if (cs_is_vf_of(&all[i], d->address) && all[i].has_vgpu_type)
+		if (dev_is_vf_of(&all[i], d->address) && all[i].has_vgpu_type)
 			return true;
 	return false;
 }

@@ -126,6 +126,7 @@ struct dev_info {
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
 void dev_vgpu_type_read(struct dev_info *d);
+bool dev_is_vf_of(const struct dev_info *d, const char *pf);
 void dev_info_print(const struct dev_info *d, const int *widths);
 int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d);
 int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d);
@@ -215,7 +216,7 @@ int alloc_vgpus_make(struct nl_ctx *nl, struct alloc_spec *s,
 		     struct alloc_made *made);
 bool alloc_vfs_lost(struct nl_ctx *nl, const struct alloc_spec *s,
 		    const struct alloc_made *made);
-void alloc_vgpus_unmake(struct nl_ctx *nl, const struct alloc_spec *s,
+void alloc_vgpus_unmake(struct nl_ctx *nl, struct alloc_spec *s,
 			const struct alloc_made *made);
 bool alloc_typed(const struct alloc_info *al, const char *addr);
 int alloc_vgpus_remove(struct nl_ctx *nl, const struct nl_list *allocs);

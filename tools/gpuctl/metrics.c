@@ -142,6 +142,12 @@ static u32 mdev_instances(const struct nl_list *vgpus, const char *parent,
 }
 
 /* Vendor VFs of @pf that have type @id now */
+/* Whether @d is a vendor VF of @pf that has type @id */
+static bool vf_typed_as(const struct dev_info *d, const char *pf, u32 id)
+{
+	return d->has_vgpu_type && d->vgpu_type == id && dev_is_vf_of(d, pf);
+}
+
 static u32 vf_instances(const struct nl_list *devs, const char *pf, u32 id)
 {
 	const struct dev_info *d = devs->v;
@@ -149,8 +155,7 @@ static u32 vf_instances(const struct nl_list *devs, const char *pf, u32 id)
 	u32 n = 0;
 
 	for (i = 0; i < devs->n; i++)
-		n += d[i].has_vgpu_type && d[i].vgpu_type == id &&
-		     d[i].has_physfn && !strcmp(d[i].physfn, pf);
+		n += vf_typed_as(&d[i], pf, id);
 	return n;
 }
 
@@ -207,10 +212,7 @@ static void vgpus_put(FILE *fp, const struct view *s)
 		if (!d[i].has_vgpu_type || !d[i].vgpu_type || !d[i].has_physfn)
 			continue;
 		for (j = 0; j < i && !seen; j++)
-			seen = d[j].has_vgpu_type &&
-			       d[j].vgpu_type == d[i].vgpu_type &&
-			       d[j].has_physfn &&
-			       !strcmp(d[j].physfn, d[i].physfn);
+			seen = vf_typed_as(&d[j], d[i].physfn, d[i].vgpu_type);
 		if (seen)
 			continue;
 		for (j = 0; j < s->nvf_types; j++)
