@@ -3,17 +3,18 @@
  * Copyright (C) 2026 The gpuctl authors
  *
  * PCI vendor and device names, from udev's hwdb when the host has one,
- * else from pci.ids through libpci. The hwdb is a trie that libudev maps
- * from hwdb.bin, so a lookup costs microseconds and nothing at start-up,
- * where libpci parses the whole of pci.ids (1.4 MB) at its first lookup,
- * which cost "gpuctl dev show" as much as all of lspci. The hwdb is built
- * from pci.ids (systemd's 20-pci-vendor-model.hwdb), so the two name a
- * device alike, as udev does in ID_VENDOR_FROM_DATABASE and
- * ID_MODEL_FROM_DATABASE, and an id the hwdb lacks is not looked for in
- * pci.ids: that would parse the file for every unknown id, such as
- * QEMU's 1234:1111, for a name it almost never has. A local hwdb entry
- * renames a device for gpuctl as it does for udev. An unknown id reads as
- * lspci prints it, "Vendor 1234" or "Device 1111".
+ * else from pci.ids through libpci. The hwdb is a trie mapped from
+ * hwdb.bin (hwdb.c), so a lookup costs microseconds and nothing at
+ * start-up, where libpci parses the whole of pci.ids (1.4 MB) at its first
+ * lookup, which cost "gpuctl dev show" as much as all of lspci. The hwdb
+ * is built from pci.ids (systemd's 20-pci-vendor-model.hwdb and
+ * 20-pci-classes.hwdb), so the two name a device alike, as udev does in
+ * ID_VENDOR_FROM_DATABASE and ID_MODEL_FROM_DATABASE, and an id the hwdb
+ * lacks is not looked for in pci.ids: that would parse the file for every
+ * unknown id, such as QEMU's 1234:1111, for a name it almost never has. A
+ * local hwdb entry in the same form renames a device for gpuctl as it does
+ * for udev. An unknown id reads as lspci prints it, "Vendor 1234" or
+ * "Device 1111".
  */
 
 #include <stdarg.h>
@@ -21,50 +22,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libudev.h>
 #include <pci/pci.h>
 
+#include "hwdb.h"
 #include "pci_names.h"
 
-static struct udev *udev;
-static struct udev_hwdb *hwdb;
+static struct hwdb *hwdb;
 static bool hwdb_tried;
 static struct pci_access *pacc;
 
 /* The host's hwdb, opened at the first lookup; NULL when it has none */
-static struct udev_hwdb *hwdb_get(void)
+static struct hwdb *hwdb_get(void)
 {
 	if (!hwdb_tried) {
 		hwdb_tried = true;
-		udev = udev_new();
-		if (udev)
-			hwdb = udev_hwdb_new(udev);
+		hwdb = hwdb_open();
 	}
 	return hwdb;
 }
 
-/*
- * The hwdb's names for @vendor and @device: one lookup of the device's
- * modalias matches the vendor's entry as well as the device's.
- */
+/* Copies the value of @key under the hwdb's @pattern into @buf, if any */
+static void hwdb_copy(const char *pattern, const char *key, char *buf,
+		      size_t size)
+{
+	const char *v = hwdb_value(hwdb, pattern, key);
+
+	if (v)
+		snprintf(buf, size, "%s", v);
+}
+
+/* The hwdb's names for @vendor and @device, in systemd's patterns */
 static void hwdb_names(u16 vendor, u16 device, struct pci_id_names *n)
 {
-	char modalias[sizeof("pci:v00000000d00000000")];
-	struct udev_list_entry *e;
-	const char *key;
+	char pattern[sizeof("pci:v00000000d00000000*")];
 
-	snprintf(modalias, sizeof(modalias), "pci:v%08Xd%08X", vendor, device);
-	udev_list_entry_foreach(e, udev_hwdb_get_properties_list_entry(hwdb,
-								       modalias,
-								       0)) {
-		key = udev_list_entry_get_name(e);
-		if (!strcmp(key, "ID_VENDOR_FROM_DATABASE"))
-			snprintf(n->vendor, sizeof(n->vendor), "%s",
-				 udev_list_entry_get_value(e));
-		else if (!strcmp(key, "ID_MODEL_FROM_DATABASE"))
-			snprintf(n->device, sizeof(n->device), "%s",
-				 udev_list_entry_get_value(e));
-	}
+	snprintf(pattern, sizeof(pattern), "pci:v%08X*", vendor);
+	hwdb_copy(pattern, "ID_VENDOR_FROM_DATABASE", n->vendor,
+		  sizeof(n->vendor));
+	snprintf(pattern, sizeof(pattern), "pci:v%08Xd%08X*", vendor, device);
+	hwdb_copy(pattern, "ID_MODEL_FROM_DATABASE", n->device,
+		  sizeof(n->device));
 }
 
 /* libpci calls this only when it cannot go on, e.g. out of memory */
@@ -179,28 +176,21 @@ void pci_names(u16 vendor, u16 device, struct pci_id_names *n)
  */
 const char *pci_class_name(u32 class, char *buf, size_t size)
 {
-	/* the hwdb's class entries match any ids: "pci:v*d*sv*sd*bc03sc02*" */
-	char modalias[sizeof("pci:v00000000d00000000sv00000000sd00000000bc00sc00i00")];
-	char base[PCI_NAME_BUFSZ] = "";
-	struct udev_list_entry *e;
-	const char *key;
+	/* the hwdb's class entries match any ids */
+	char pattern[sizeof("pci:v*d*sv*sd*bc00sc00*")];
+	unsigned int base = (class >> 16) & 0xff, sub = (class >> 8) & 0xff;
 
 	buf[0] = '\0';
 	if (hwdb_get()) {
-		snprintf(modalias, sizeof(modalias),
-			 "pci:v00000000d00000000sv00000000sd00000000bc%02Xsc%02Xi%02X",
-			 (class >> 16) & 0xff, (class >> 8) & 0xff, class & 0xff);
-		udev_list_entry_foreach(e, udev_hwdb_get_properties_list_entry(hwdb, modalias, 0)) {
-			key = udev_list_entry_get_name(e);
-			if (!strcmp(key, "ID_PCI_SUBCLASS_FROM_DATABASE"))
-				snprintf(buf, size, "%s",
-					 udev_list_entry_get_value(e));
-			else if (!strcmp(key, "ID_PCI_CLASS_FROM_DATABASE"))
-				snprintf(base, sizeof(base), "%s",
-					 udev_list_entry_get_value(e));
+		snprintf(pattern, sizeof(pattern), "pci:v*d*sv*sd*bc%02Xsc%02X*",
+			 base, sub);
+		hwdb_copy(pattern, "ID_PCI_SUBCLASS_FROM_DATABASE", buf, size);
+		if (!buf[0]) {
+			snprintf(pattern, sizeof(pattern),
+				 "pci:v*d*sv*sd*bc%02X*", base);
+			hwdb_copy(pattern, "ID_PCI_CLASS_FROM_DATABASE", buf,
+				  size);
 		}
-		if (!buf[0] && base[0])
-			snprintf(buf, size, "%s", base);
 	} else if (!pci_lookup_name(pci_ids(), buf, size,
 				    PCI_LOOKUP_CLASS | PCI_LOOKUP_NO_NUMBERS,
 				    class >> 8)) {
@@ -217,8 +207,8 @@ void pci_names_cleanup(void)
 	if (pacc)
 		pci_cleanup(pacc);
 	pacc = NULL;
-	hwdb = udev_hwdb_unref(hwdb);
-	udev = udev_unref(udev);
+	hwdb_close(hwdb);
+	hwdb = NULL;
 	hwdb_tried = false;
 	cached = 0;
 	cache_next = 0;
