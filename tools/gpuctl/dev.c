@@ -341,6 +341,8 @@ static void dev_cell(const struct dev_info *d, enum dev_col col, char *buf,
 static const char *col_fmt(char *buf, size_t size, const int *widths,
 			   enum dev_col col, const char *conv)
 {
+	if (is_json_context())
+		return NULL;	/* JSON has no columns */
 	if (col == COL_NAME)
 		snprintf(buf, size, "%s", conv);
 	else if (widths)
@@ -349,6 +351,19 @@ static const char *col_fmt(char *buf, size_t size, const int *widths,
 		snprintf(buf, size, "%s%s ",
 			 col_labels[col] ? col_labels[col] : "", conv);
 	return buf;
+}
+
+/* A column only the text shows: its cell in its width; nothing in JSON */
+static void dev_text_col(const struct dev_info *d, enum dev_col col,
+			 const int *widths)
+{
+	char fmt[32], buf[CELL_BUFSZ];
+
+	if (is_json_context())
+		return;
+	dev_cell(d, col, buf, sizeof(buf));
+	print_string(PRINT_FP, NULL, col_fmt(fmt, sizeof(fmt), widths, col, "%s"),
+		     buf);
 }
 
 /* "allocation", "holder" and, in a refused open, "refused" */
@@ -421,19 +436,13 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	print_string(PRINT_FP, NULL,
 		     col_fmt(fmt, sizeof(fmt), widths, COL_DRIVER, "%s"),
 		     driver);
-	dev_cell(d, COL_STATE, buf, sizeof(buf));
-	print_string(PRINT_FP, NULL,
-		     col_fmt(fmt, sizeof(fmt), widths, COL_STATE, "%s"), buf);
-	dev_cell(d, COL_RULE, buf, sizeof(buf));
-	print_string(PRINT_FP, NULL,
-		     col_fmt(fmt, sizeof(fmt), widths, COL_RULE, "%s"), buf);
+	dev_text_col(d, COL_STATE, widths);
+	dev_text_col(d, COL_RULE, widths);
 	/* only notifications carry an action, and they print as one line */
 	if (d->action)
 		print_string(PRINT_FP, NULL, "action %s ",
 			     action_name(d->action));
-	dev_cell(d, COL_IDS, buf, sizeof(buf));
-	print_string(PRINT_FP, NULL,
-		     col_fmt(fmt, sizeof(fmt), widths, COL_IDS, "%s"), buf);
+	dev_text_col(d, COL_IDS, widths);
 
 	snprintf(buf, sizeof(buf), "%04x", d->vendor_id);
 	print_string(PRINT_JSON, "vendor_id", NULL, buf);
@@ -457,9 +466,7 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 			   col_fmt(fmt, sizeof(fmt), widths, COL_GROUP, "%s"),
 			   "-");
 	print_int(PRINT_JSON, "numa_node", NULL, d->numa_node);
-	dev_cell(d, COL_NUMA, buf, sizeof(buf));
-	print_string(PRINT_FP, NULL,
-		     col_fmt(fmt, sizeof(fmt), widths, COL_NUMA, "%s"), buf);
+	dev_text_col(d, COL_NUMA, widths);
 	print_string(PRINT_ANY, "pci_root",
 		     col_fmt(fmt, sizeof(fmt), widths, COL_ROOT, "%s"),
 		     d->pci_root[0] ? d->pci_root : NULL);
@@ -487,29 +494,17 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 		print_null(PRINT_JSON, "action", NULL, NULL);
 	dev_holder_print(d, widths);
 	/* on one line (monitor) only where they apply */
-	if (widths || d->sriov_totalvfs) {
-		dev_cell(d, COL_VFS, buf, sizeof(buf));
-		print_string(PRINT_FP, NULL,
-			     col_fmt(fmt, sizeof(fmt), widths, COL_VFS, "%s"),
-			     buf);
-	}
-	if (widths || d->has_physfn) {
-		dev_cell(d, COL_PF, buf, sizeof(buf));
-		print_string(PRINT_FP, NULL,
-			     col_fmt(fmt, sizeof(fmt), widths, COL_PF, "%s"),
-			     buf);
-	}
+	if (widths || d->sriov_totalvfs)
+		dev_text_col(d, COL_VFS, widths);
+	if (widths || d->has_physfn)
+		dev_text_col(d, COL_PF, widths);
 	/* a vendor VF's type: 0 for none; null for any other function */
 	if (d->has_vgpu_type)
 		print_uint(PRINT_JSON, "vgpu_type", NULL, d->vgpu_type);
 	else
 		print_null(PRINT_JSON, "vgpu_type", NULL, NULL);
-	if (widths || d->has_vgpu_type) {
-		dev_cell(d, COL_VGPU, buf, sizeof(buf));
-		print_string(PRINT_FP, NULL,
-			     col_fmt(fmt, sizeof(fmt), widths, COL_VGPU, "%s"),
-			     buf);
-	}
+	if (widths || d->has_vgpu_type)
+		dev_text_col(d, COL_VGPU, widths);
 
 	pci_names(d->vendor_id, d->device_id, &n);
 	print_string(PRINT_JSON, "vendor", NULL, n.vendor);

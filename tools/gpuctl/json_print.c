@@ -88,6 +88,16 @@ static void jw_str(const char *str)
 
 	fputc('"', jw.fp);
 	while (*s) {
+		/* most strings are plain ASCII: write each such run at once */
+		n = 0;
+		while (s[n] >= 0x20 && s[n] < 0x80 && s[n] != '"' &&
+		       s[n] != '\\')
+			n++;
+		if (n) {
+			fwrite(s, 1, n, jw.fp);
+			s += n;
+			continue;
+		}
 		switch (*s) {
 		case '"':
 			fputs("\\\"", jw.fp);
