@@ -16,8 +16,10 @@ static void export_help(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: gpuctl export cloudstack\n"
+		"       gpuctl export libvirt { ID | id ID | owner UUID | DEV | MDEV }\n"
 		"       gpuctl export help\n"
-		"cloudstack: the JSON CloudStack's KVM agent reads from gpudiscovery.sh\n");
+		"cloudstack: the JSON CloudStack's KVM agent reads from gpudiscovery.sh\n"
+		"libvirt: the <hostdev> elements of an allocation, device or mdev\n");
 }
 
 /**
@@ -41,6 +43,8 @@ int cmd_export(struct gpuctl *g, struct args *a)
 		export_help(stdout);
 		return EXIT_OK;
 	}
+	if (!strcmp(format, "libvirt"))
+		return cmd_export_libvirt(g, a);
 	if (strcmp(format, "cloudstack")) {
 		fprintf(stderr,
 			"gpuctl: export: unknown format \"%s\", try \"gpuctl export help\"\n",

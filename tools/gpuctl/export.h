@@ -15,5 +15,6 @@ struct nl_ctx;
 
 int export_cloudstack(struct nl_ctx *nl, bool pretty);
 int cmd_export(struct gpuctl *g, struct args *a);
+int cmd_export_libvirt(struct gpuctl *g, struct args *a);
 
 #endif /* _GPUCTL_EXPORT_H */

@@ -35,6 +35,8 @@
 #define BAD_ALLOC_MATCH(m) \
 	"alloc add: invalid match \"" m "\", expected VVVV:DDDD, VVVV:* or " \
 	"VVVV:DDDD:SSSS:SSSS"
+#define BAD_LV_TARGET(t) \
+	"export libvirt: \"" t "\" is no allocation id, PCI address or mdev UUID"
 #define BAD_OWNER(o) \
 	"alloc add: invalid owner \"" o "\", expected a UUID " \
 	"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
@@ -273,6 +275,35 @@ static const struct test_case {
 	  "export: unknown format \"nova\", try \"gpuctl export help\"" },
 	{ 1, "export cloudstack x",
 	  "export cloudstack: unexpected argument \"x\"" },
+	/* export libvirt */
+	{ 0, "export libvirt 3", NULL },
+	{ 0, "export libvirt id 3", NULL },
+	{ 0, "export libvirt owner " UUID, NULL },
+	{ 0, "export libvirt 07:00.0", NULL },
+	{ 0, "export libvirt 0001:07:00.1", NULL },
+	{ 0, "export libvirt " UUID, NULL },
+	{ 0, "export libvirt 1B4E28BA-2FA1-11D2-883F-0016D3CCA427", NULL },
+	{ 0, "export libvirt help", NULL },
+	{ 1, "export libvirt",
+	  "export libvirt: missing allocation id, DEV or mdev UUID" },
+	{ 1, "export libvirt id",
+	  "export libvirt: invalid allocation id \"\", expected a number" },
+	{ 1, "export libvirt id x",
+	  "export libvirt: invalid allocation id \"x\", expected a number" },
+	{ 1, "export libvirt owner 3",
+	  "export libvirt: invalid owner \"3\", expected a UUID" },
+	{ 1, "export libvirt owner",
+	  "export libvirt: invalid owner \"\", expected a UUID" },
+	{ 1, "export libvirt 07:00.8",
+	  "export libvirt: invalid PCI address \"07:00.8\"" },
+	{ 1, "export libvirt 07:20.0",
+	  "export libvirt: invalid PCI address \"07:20.0\"" },
+	{ 1, "export libvirt 1b4e28ba-2fa1-11d2-883f-0016d3cca42",
+	  BAD_LV_TARGET("1b4e28ba-2fa1-11d2-883f-0016d3cca42") },
+	{ 1, "export libvirt -3", BAD_LV_TARGET("-3") },
+	{ 1, "export libvirt 3 4", "export libvirt: unexpected argument \"4\"" },
+	{ 1, "-j export libvirt 3",
+	  "export libvirt: prints XML, -j does not apply" },
 	{ 0, "metrics", NULL },
 	{ 0, "metrics help", NULL },
 	{ 0, "metrics /var/lib/prometheus/node-exporter/gpuctl.prom", NULL },
