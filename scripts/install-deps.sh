@@ -6,6 +6,8 @@
 # security/backports archive), linux-source-6.12 for the YNL generator and
 # CLI, the kselftest harness and checkpatch, QEMU, the libraries of the tool
 # and the tests, and Prometheus (promtool, the node exporter) for test_metrics.sh.
+# test_export_libvirt.sh validates with xmllint (libxml2-utils) against the
+# RelaxNG schemas libvirt0 ships.
 # The boot selftest (selftests/boot) builds Debian initramfs images with
 # mkinitramfs: initramfs-tools-core, not initramfs-tools, whose kernel hooks
 # would rebuild the host's own images on every kernel install.
@@ -26,7 +28,8 @@ build_pkgs="build-essential pkg-config libmnl-dev libpci-dev libudev-dev pci.ids
 test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
 	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck
-	prometheus prometheus-node-exporter"
+	prometheus prometheus-node-exporter
+	libvirt0 libxml2-utils"
 lint_pkgs="sparse"
 kernel_pkgs="bc bison flex libelf-dev libssl-dev cpio kmod"
 
