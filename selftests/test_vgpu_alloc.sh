@@ -210,8 +210,10 @@ check_del() {
 }
 
 # An allocated instance removed through sysfs: the allocation is lost.
+# Deleting it leaves nothing behind, also when the instance was made for
+# the allocation: one already removed is not removed again.
 check_lost() {
-	local id
+	local id u
 
 	gpuctl -j alloc add owner "$VM3" vgpu "$U_TTY" >"$TMP/a5" || return 1
 	id=$(jq '.allocations[0].id' "$TMP/a5") || return 1
@@ -219,7 +221,17 @@ check_lost() {
 	ynl --do alloc-get --json "{\"id\": $id}" >"$TMP/y5" || return 1
 	json_check --arg u "$U_TTY" '.state == "lost" and
 		.["state-reason"] == ($u + " was removed") and .mdev == [$u]' "$TMP/y5" || return 1
-	gpuctl alloc del "$id"
+	gpuctl alloc del "$id" || return 1
+
+	gpuctl -j alloc add owner "$VM3" vgpu mtty-1 >"$TMP/a6" || return 1
+	id=$(jq '.allocations[0].id' "$TMP/a6") || return 1
+	u=$(jq -r '.allocations[0].vgpus[0].uuid' "$TMP/a6") || return 1
+	[ -e "$MDEVS/$u" ] || { echo "no instance $u was made"; return 1; }
+	echo 1 >"$MDEVS/$u/remove" || return 1
+	ynl --do alloc-get --json "{\"id\": $id}" | jq -e '.state == "lost"' || return 1
+	run_captured "$TMP/d6" "$TMP/e6" gpuctl alloc del "$id" || return 1
+	[ ! -s "$TMP/e6" ] || { cat "$TMP/e6"; return 1; }
+	ynl --dump alloc-get | jq -e --arg id "$id" 'map(select(.id == ($id | tonumber))) | length == 0'
 }
 
 ynl_start

@@ -360,8 +360,8 @@ undo:
  * @nl: an open socket
  * @allocs: the allocations as they were before their deletion
  *
- * Removes the instances made for them and takes the vGPU type away from
- * the vendor VFs they typed.
+ * Removes the instances made for them that still exist and takes the
+ * vGPU type away from the vendor VFs they typed.
  *
  * Return: 0, or the exit code after every failure has been printed; the
  * others are taken back nonetheless.
@@ -373,10 +373,17 @@ int alloc_vgpus_remove(struct nl_ctx *nl, const struct nl_list *allocs)
 	size_t i, j;
 
 	for (i = 0; i < allocs->n; i++) {
-		for (j = 0; j < al[i].nvgpus; j++)
-			if (al[i].vgpus[j].made &&
-			    vgpu_remove(nl, al[i].vgpus[j].uuid, "alloc del"))
+		for (j = 0; j < al[i].nvgpus; j++) {
+			/*
+			 * An instance removed by hand (the allocation is lost
+			 * then) is already where deleting takes it.
+			 */
+			if (!al[i].vgpus[j].made ||
+			    !mdev_exists(al[i].vgpus[j].uuid))
+				continue;
+			if (vgpu_remove(nl, al[i].vgpus[j].uuid, "alloc del"))
 				ret = EXIT_KERNEL;
+		}
 		for (j = 0; j < al[i].ntyped; j++) {
 			err = vf_vgpu_write(al[i].typed[j], 0);
 			if (err) {
