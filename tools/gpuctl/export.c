@@ -17,9 +17,26 @@ static void export_help(FILE *fp)
 	fprintf(fp,
 		"Usage: gpuctl export cloudstack\n"
 		"       gpuctl export libvirt { ID | id ID | owner UUID | DEV | MDEV }\n"
+		"       gpuctl [ -j ] export kubevirt\n"
 		"       gpuctl export help\n"
 		"cloudstack: the JSON CloudStack's KVM agent reads from gpudiscovery.sh\n"
-		"libvirt: the <hostdev> elements of an allocation, device or mdev\n");
+		"libvirt: the <hostdev> elements of an allocation, device or mdev\n"
+		"kubevirt: KubeVirt's permittedHostDevices, YAML (JSON with -j)\n");
+}
+
+static int export_kubevirt_cmd(struct gpuctl *g, struct args *a)
+{
+	struct nl_ctx *nl;
+	int ret;
+
+	if (!args_done(a, "export kubevirt"))
+		return EXIT_USAGE;
+	if (g->dry_run)
+		return EXIT_OK;
+	ret = gpuctl_nl(g, &nl);
+	if (ret)
+		return ret;
+	return export_kubevirt(nl, g->json, g->pretty) ? EXIT_KERNEL : EXIT_OK;
 }
 
 /**
@@ -45,6 +62,8 @@ int cmd_export(struct gpuctl *g, struct args *a)
 	}
 	if (!strcmp(format, "libvirt"))
 		return cmd_export_libvirt(g, a);
+	if (!strcmp(format, "kubevirt"))
+		return export_kubevirt_cmd(g, a);
 	if (strcmp(format, "cloudstack")) {
 		fprintf(stderr,
 			"gpuctl: export: unknown format \"%s\", try \"gpuctl export help\"\n",
