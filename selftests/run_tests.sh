@@ -104,6 +104,7 @@ shell_minimum="
 test_alloc_hotplug.sh	11
 test_dev_set.sh		7
 test_export_cloudstack.sh	6
+test_export_kubevirt.sh	6
 test_export_libvirt.sh	6
 test_golden.sh		7
 test_hotplug.sh		7
