@@ -256,8 +256,13 @@ check_vfs() {
 }
 
 check_usage() {
+	local words
+
 	cmd_fails 'export kubevirt: unexpected argument "x"' gpuctl export kubevirt x &&
-	cmd_fails 'unknown format "kubevirtx"' gpuctl export kubevirtx
+	cmd_fails 'unknown format "kubevirtx"' gpuctl export kubevirtx || return 1
+	words=$(complete_words gpuctl export kub)
+	echo "gpuctl export kub<TAB>: $words"
+	[ "$words" = kubevirt ]
 }
 
 ktap_header
@@ -268,5 +273,5 @@ ktap_run_stage "one entry per reserved model on vfio-pci, as sysfs and lspci hav
 	check_models
 ktap_run_stage "one entry per mdev type name, spaces made '_'" check_mdev_types
 ktap_run_stage "vendor VFs: their model once one has a vGPU type" check_vfs
-ktap_run_stage "usage errors" check_usage
+ktap_run_stage "usage errors; completion" check_usage
 ktap_finished
