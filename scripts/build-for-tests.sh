@@ -14,6 +14,7 @@ mkdir -p build
 	make -s ksrc
 	scripts/build-module.sh "$k"
 	scripts/build-mdev-samples.sh "$k"
+	scripts/fetch-nova.sh
 	make -s tools
 	make -s selftests
 } >"$log" 2>&1 || { cat "$log" >&2; echo "gpuctl: build failed, see $log" >&2; exit 1; }

@@ -124,6 +124,10 @@ for k in $kernels; do
 	step "sample mdev drivers build for $k" "$out/mdev-$k.log" \
 		scripts/build-mdev-samples.sh "$k"
 done
+# Debian 12's Nova, unpacked (not installed) for test_export_nova.sh: the
+# guests have no network.
+step "Nova's parsers unpacked into build/nova-root" "$out/nova.log" \
+	scripts/fetch-nova.sh
 step "tool builds with -Werror" "$out/tools.log" \
 	make -s -B -C tools/gpuctl GPUCTL_WERROR=y
 step "selftests build with -Werror" "$out/selftests.log" make -s selftests

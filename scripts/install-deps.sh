@@ -5,7 +5,9 @@
 # the 6.1 kernel and headers, the 6.12 kernel and headers (bookworm's
 # security/backports archive), linux-source-6.12 for the YNL generator and
 # CLI, the kselftest harness and checkpatch, QEMU, the libraries of the tool
-# and the tests, and Prometheus (promtool, the node exporter) for test_metrics.sh.
+# and the tests, Prometheus (promtool, the node exporter) for test_metrics.sh,
+# and the libraries the C extensions of Nova's unpacked packages load
+# (scripts/fetch-nova.sh; Nova itself is never installed).
 # test_export_libvirt.sh validates with xmllint (libxml2-utils) against the
 # RelaxNG schemas libvirt0 ships.
 # The boot selftest (selftests/boot) builds Debian initramfs images with
@@ -29,7 +31,7 @@ test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
 	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck
 	prometheus prometheus-node-exporter
-	libvirt0 libxml2-utils"
+	libvirt0 libxml2-utils libxslt1.1 libsodium23"
 lint_pkgs="sparse"
 kernel_pkgs="bc bison flex libelf-dev libssl-dev cpio kmod"
 
