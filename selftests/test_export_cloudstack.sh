@@ -239,7 +239,7 @@ check_agent_fails() {
 	cmd_fails "ValidationError|is not of type 'integer'|is not one of" "$AGENT" "$TMP/bad" ||
 		return 1
 	# and the export's usage errors
-	cmd_fails "unknown format \"nova\"" gpuctl export nova &&
+	cmd_fails "unknown format \"openstack\"" gpuctl export openstack &&
 	cmd_fails "unexpected argument \"x\"" gpuctl export cloudstack x
 }
 

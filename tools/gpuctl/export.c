@@ -16,27 +16,38 @@ static void export_help(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: gpuctl export cloudstack\n"
+		"       gpuctl export nova\n"
 		"       gpuctl export libvirt { ID | id ID | owner UUID | DEV | MDEV }\n"
 		"       gpuctl [ -j ] export kubevirt\n"
 		"       gpuctl export help\n"
 		"cloudstack: the JSON CloudStack's KVM agent reads from gpudiscovery.sh\n"
+		"nova: nova.conf's [pci] and [devices] options for this host\n"
 		"libvirt: the <hostdev> elements of an allocation, device or mdev\n"
 		"kubevirt: KubeVirt's permittedHostDevices, YAML (JSON with -j)\n");
 }
 
-static int export_kubevirt_cmd(struct gpuctl *g, struct args *a)
+/* The formats that take no argument: one view of the host, printed */
+static int export_whole(struct gpuctl *g, struct args *a, const char *format)
 {
+	char cmd[32];
 	struct nl_ctx *nl;
 	int ret;
 
-	if (!args_done(a, "export kubevirt"))
+	snprintf(cmd, sizeof(cmd), "export %s", format);
+	if (!args_done(a, cmd))
 		return EXIT_USAGE;
 	if (g->dry_run)
 		return EXIT_OK;
 	ret = gpuctl_nl(g, &nl);
 	if (ret)
 		return ret;
-	return export_kubevirt(nl, g->json, g->pretty) ? EXIT_KERNEL : EXIT_OK;
+	if (!strcmp(format, "cloudstack"))
+		ret = export_cloudstack(nl, g->pretty);
+	else if (!strcmp(format, "nova"))
+		ret = export_nova(nl);
+	else
+		ret = export_kubevirt(nl, g->json, g->pretty);
+	return ret ? EXIT_KERNEL : EXIT_OK;
 }
 
 /**
@@ -49,8 +60,6 @@ static int export_kubevirt_cmd(struct gpuctl *g, struct args *a)
 int cmd_export(struct gpuctl *g, struct args *a)
 {
 	const char *format = args_next(a);
-	struct nl_ctx *nl;
-	int ret;
 
 	if (!format) {
 		fprintf(stderr, "gpuctl: export: missing format, try \"gpuctl export help\"\n");
@@ -62,20 +71,11 @@ int cmd_export(struct gpuctl *g, struct args *a)
 	}
 	if (!strcmp(format, "libvirt"))
 		return cmd_export_libvirt(g, a);
-	if (!strcmp(format, "kubevirt"))
-		return export_kubevirt_cmd(g, a);
-	if (strcmp(format, "cloudstack")) {
-		fprintf(stderr,
-			"gpuctl: export: unknown format \"%s\", try \"gpuctl export help\"\n",
-			format);
-		return EXIT_USAGE;
-	}
-	if (!args_done(a, "export cloudstack"))
-		return EXIT_USAGE;
-	if (g->dry_run)
-		return EXIT_OK;
-	ret = gpuctl_nl(g, &nl);
-	if (ret)
-		return ret;
-	return export_cloudstack(nl, g->pretty) ? EXIT_KERNEL : EXIT_OK;
+	if (!strcmp(format, "cloudstack") || !strcmp(format, "nova") ||
+	    !strcmp(format, "kubevirt"))
+		return export_whole(g, a, format);
+	fprintf(stderr,
+		"gpuctl: export: unknown format \"%s\", try \"gpuctl export help\"\n",
+		format);
+	return EXIT_USAGE;
 }

@@ -271,8 +271,10 @@ static const struct test_case {
 	{ 0, "export cloudstack", NULL },
 	{ 0, "export help", NULL },
 	{ 1, "export", "export: missing format, try \"gpuctl export help\"" },
-	{ 1, "export nova",
-	  "export: unknown format \"nova\", try \"gpuctl export help\"" },
+	{ 0, "export nova", NULL },
+	{ 1, "export openstack",
+	  "export: unknown format \"openstack\", try \"gpuctl export help\"" },
+	{ 1, "export nova x", "export nova: unexpected argument \"x\"" },
 	{ 1, "export cloudstack x",
 	  "export cloudstack: unexpected argument \"x\"" },
 	/* export libvirt */
