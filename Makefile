@@ -11,6 +11,7 @@
 #   make bench           speed ratios against a sysfs walk, from one VM run
 #   make install         module, tool and boot files (DESTDIR= to stage)
 #   make install-cloudstack  gpudiscovery.sh for CloudStack's KVM agent
+#   make deb             Debian packages into build/deb/, checked by lintian
 
 # Default kernel: the running one when its headers exist, else the newest
 # installed kernel that has headers.
@@ -26,7 +27,7 @@ export GPUCTL_VERSION
 
 .PHONY: all module tools selftests modules-all clean regen regen-check \
 	ksrc deps check check-debug demo bench style install install-packaging \
-	install-cloudstack
+	install-cloudstack deb
 
 all: module tools
 
@@ -125,6 +126,19 @@ CLOUDSTACK_SCRIPTS ?= /usr/share/cloudstack-common/scripts/vm/hypervisor/kvm
 install-cloudstack:
 	install -D -m 0755 packaging/cloudstack/gpudiscovery.sh \
 		$(DESTDIR)$(CLOUDSTACK_SCRIPTS)/gpudiscovery.sh
+
+# The packages are built from a copy of the tree's files (tracked, and new
+# ones git does not ignore) in build/deb/gpuctl/, so dpkg-buildpackage's
+# output, which goes to the parent directory, lands in build/deb/ and the
+# tree stays clean. Lintian's errors fail the target; see debian/rules.
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/gpuctl
+	git ls-files -z --cached --others --exclude-standard | \
+		tar -c --null -T - | tar -x -C build/deb/gpuctl
+	cd build/deb/gpuctl && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error \
+		build/deb/gpuctl_*.changes
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

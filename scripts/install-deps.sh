@@ -13,6 +13,9 @@
 # The boot selftest (selftests/boot) builds Debian initramfs images with
 # mkinitramfs: initramfs-tools-core, not initramfs-tools, whose kernel hooks
 # would rebuild the host's own images on every kernel install.
+# make deb builds the Debian packages (debhelper, dh_dkms from dh-dkms,
+# lintian), and their guest test installs gpuctl-dkms, whose dkms comes
+# from the host root.
 # make check-debug also builds a kernel from linux-source-6.12: the "debug"
 # set adds what that build needs, which make check does not.
 #
@@ -25,7 +28,8 @@ what=${1:-all}
 
 build_pkgs="build-essential pkg-config libmnl-dev libpci-dev libudev-dev pci.ids
 	libnl-3-dev libnl-genl-3-dev python3-yaml python3-jsonschema jq
-	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12 xz-utils"
+	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12 xz-utils
+	debhelper dh-dkms dkms lintian"
 # The style step of make check needs shellcheck, so the tests do.
 test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
