@@ -18,6 +18,7 @@
 #include "gpuctl.h"
 #include "pci_names.h"
 #include "json_print.h"
+#include "doctor.h"
 #include "export.h"
 #include "metrics.h"
 
@@ -31,7 +32,7 @@ static void gpuctl_help(FILE *fp)
 		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       gpuctl [ OPTIONS ]\n"
 		"where  OBJECT := { dev | group | vgpu | reserve | apply |\n"
-		"                  alloc | limit | monitor }\n"
+		"                  alloc | limit | monitor | doctor }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
 		"Without an OBJECT, gpuctl runs \"dev show\".\n");
 }
@@ -50,6 +51,7 @@ static const struct {
 	{ "monitor", cmd_monitor },
 	{ "metrics", cmd_metrics },
 	{ "export", cmd_export },
+	{ "doctor", cmd_doctor },
 };
 
 /* "-j", "-json" and "--json" all name the same option */

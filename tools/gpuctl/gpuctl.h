@@ -20,6 +20,7 @@ enum {
 	EXIT_USAGE = 1,		/* bad command line or input file */
 	EXIT_KERNEL = 2,	/* the kernel or netlink refused or failed */
 	EXIT_NO_MODULE = 3,	/* the gpuctl module is not loaded */
+	EXIT_DOCTOR_FAIL = 4,	/* gpuctl doctor: a check failed */
 };
 
 struct gpuctl {

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The gpuctl authors
+ *
+ * gpuctl doctor, gpuctl's own checks: the module answers, every reserved
+ * device is on its rule's VFIO driver in sysfs (not only in the module's
+ * word), and the rules and the ledger hold nothing that needs a hand.
+ */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/gpuctl.h>
+
+#include "doctor.h"
+#include "gpuctl.h"
+
+/**
+ * doctor_module() - the gpuctl module is loaded and answers
+ * @dr: the doctor
+ * @c: the check
+ */
+void doctor_module(const struct doctor *dr, struct doctor_check *c)
+{
+	if (!dr->module) {
+		doctor_set(c, DOCTOR_FAIL,
+			   "the gpuctl module is not loaded");
+		doctor_evidence(c, "/sys/module/gpuctl: %s",
+				doctor_exists(dr, "/sys/module/gpuctl") ?
+				"present, but the gpuctl netlink family does not answer" :
+				"absent");
+		doctor_fix(c, "modprobe gpuctl");
+		return;
+	}
+	doctor_set(c, DOCTOR_PASS, "gpuctl is loaded and tracks %zu devices",
+		   dr->devs.n);
+	doctor_evidence(c, "generic netlink family \"gpuctl\": %zu devices",
+			dr->devs.n);
+}
+
+/* The driver sysfs has @addr on, "" when none */
+static void sysfs_driver(const struct doctor *dr, const char *addr,
+			 char *buf, size_t size)
+{
+	char link[PATH_MAX];
+
+	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s/driver", addr);
+	doctor_link_name(dr, link, buf, size);
+}
+
+/* The driver the rule that reserves @d names; NULL when rules are not read */
+static const char *reserving_driver(const struct doctor *dr,
+				    const struct dev_info *d)
+{
+	const struct rule_info *r = dr->rules.v;
+	size_t i;
+
+	if (!dr->ledger || !d->has_rule)
+		return NULL;
+	for (i = 0; i < dr->rules.n; i++)
+		if (r[i].id == d->rule)
+			return r[i].driver[0] ? r[i].driver :
+			       RULE_DRIVER_DEFAULT;
+	return NULL;
+}
+
+/**
+ * doctor_reserved() - each reserved device is on its VFIO driver
+ * @dr: the doctor
+ * @c: the check
+ *
+ * The driver is read from sysfs, so that a module whose state lags shows.
+ */
+void doctor_reserved(const struct doctor *dr, struct doctor_check *c)
+{
+	const struct dev_info *d = dr->devs.v;
+	char drv[64];
+	const char *want;
+	size_t i, n = 0;
+
+	if (!dr->module) {
+		doctor_set(c, DOCTOR_SKIP, "needs the gpuctl module");
+		doctor_fix(c, "modprobe gpuctl");
+		return;
+	}
+	for (i = 0; i < dr->devs.n; i++) {
+		if (!d[i].reserved)
+			continue;
+		n++;
+		sysfs_driver(dr, d[i].address, drv, sizeof(drv));
+		want = reserving_driver(dr, &d[i]);
+		doctor_evidence(c,
+				"/sys/bus/pci/devices/%s/driver: %s (rule %u%s%s, state %s)",
+				d[i].address, drv[0] ? drv : "none", d[i].rule,
+				want ? ", driver " : "", want ? want : "",
+				state_name(d[i].state));
+		if (d[i].state == GPUCTL_DEV_STATE_RESERVED &&
+		    (want ? !strcmp(drv, want) : drv[0] != '\0'))
+			continue;
+		doctor_set(c, DOCTOR_FAIL, "%s is reserved but on %s, not %s",
+			   d[i].address, drv[0] ? drv : "no driver",
+			   want ? want : "its VFIO driver");
+		if (d[i].has_state_reason)
+			doctor_evidence(c, "%s: %s: %s", d[i].address,
+					state_name(d[i].state),
+					d[i].state_reason);
+		if (d[i].state == GPUCTL_DEV_STATE_HELD)
+			doctor_fix(c,
+				   "%s: gpuctl reserve del %u, then gpuctl reserve add %s take (or put gpuctl in the initramfs: update-initramfs -u, and reboot)",
+				   d[i].address, d[i].rule, d[i].address);
+		else
+			doctor_fix(c,
+				   "%s: see the reason above; gpuctl reserve show %u",
+				   d[i].address, d[i].rule);
+	}
+	if (!dr->ledger)
+		doctor_evidence(c,
+				"rules not read (%s): the driver is checked against the module's state only",
+				strerror(-dr->ledger_err));
+	doctor_set(c, DOCTOR_PASS, "%zu reserved devices, each on its VFIO driver",
+		   n);
+}
+
+/**
+ * doctor_ledger() - the rules and the ledger need no attention
+ * @dr: the doctor
+ * @c: the check
+ *
+ * A rule that reserves nothing or carries the module's warnings, and an
+ * allocation that lost a device, are warnings: each may be intended.
+ */
+void doctor_ledger(const struct doctor *dr, struct doctor_check *c)
+{
+	const struct alloc_info *al = dr->allocs.v;
+	const struct rule_info *r = dr->rules.v;
+	u32 states[GPUCTL_ALLOC_STATE_MAX + 1] = {};
+	size_t i, w;
+
+	if (!dr->module) {
+		doctor_set(c, DOCTOR_SKIP, "needs the gpuctl module");
+		doctor_fix(c, "modprobe gpuctl");
+		return;
+	}
+	if (!dr->ledger) {
+		doctor_set(c, DOCTOR_SKIP,
+			   "the rules and the ledger need root (CAP_SYS_ADMIN) to read");
+		doctor_evidence(c, "rule-get dump: %s",
+				strerror(-dr->ledger_err));
+		doctor_fix(c, "run gpuctl doctor as root");
+		return;
+	}
+	for (i = 0; i < dr->rules.n; i++) {
+		doctor_evidence(c, "rule %u: %s driver %s, %zu devices",
+				r[i].id, r[i].match,
+				r[i].driver[0] ? r[i].driver : RULE_DRIVER_DEFAULT,
+				r[i].ndevs);
+		for (w = 0; w < r[i].nwarnings; w++) {
+			doctor_set(c, DOCTOR_WARN, "rule %u: %s", r[i].id,
+				   r[i].warnings[w]);
+			doctor_evidence(c, "rule %u: warning: %s", r[i].id,
+					r[i].warnings[w]);
+		}
+		if (!r[i].ndevs) {
+			doctor_set(c, DOCTOR_WARN, "rule %u (%s) reserves no device",
+				   r[i].id, r[i].match);
+			doctor_fix(c,
+				   "rule %u: check its match against gpuctl dev show, or gpuctl reserve del %u",
+				   r[i].id, r[i].id);
+		}
+	}
+	for (i = 0; i < dr->allocs.n; i++) {
+		if (al[i].state <= GPUCTL_ALLOC_STATE_MAX)
+			states[al[i].state]++;
+		if (al[i].state != GPUCTL_ALLOC_STATE_LOST)
+			continue;
+		doctor_set(c, DOCTOR_WARN, "allocation %u of %s lost a device",
+			   al[i].id, al[i].owner);
+		doctor_evidence(c, "allocation %u: lost%s%s", al[i].id,
+				al[i].has_state_reason ? ": " : "",
+				al[i].has_state_reason ? al[i].state_reason : "");
+		doctor_fix(c, "gpuctl alloc del %u", al[i].id);
+	}
+	doctor_evidence(c, "ledger: %zu allocations (%u idle, %u running, %u lost)",
+			dr->allocs.n, states[GPUCTL_ALLOC_STATE_IDLE],
+			states[GPUCTL_ALLOC_STATE_RUNNING],
+			states[GPUCTL_ALLOC_STATE_LOST]);
+	doctor_set(c, DOCTOR_PASS, "%zu rules, %zu allocations", dr->rules.n,
+		   dr->allocs.n);
+}
