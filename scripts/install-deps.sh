@@ -9,7 +9,8 @@
 # and the libraries the C extensions of Nova's unpacked packages load
 # (scripts/fetch-nova.sh; Nova itself is never installed).
 # test_export_libvirt.sh validates with xmllint (libxml2-utils) against the
-# RelaxNG schemas libvirt0 ships.
+# RelaxNG schemas libvirt0 ships. make bench counts instructions with
+# valgrind.
 # The boot selftest (selftests/boot) builds Debian initramfs images with
 # mkinitramfs: initramfs-tools-core, not initramfs-tools, whose kernel hooks
 # would rebuild the host's own images on every kernel install.
@@ -35,7 +36,7 @@ test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	busybox-static kmod pciutils socat procps util-linux cpio man-db
 	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck
 	prometheus prometheus-node-exporter
-	libvirt0 libxml2-utils libxslt1.1 libsodium23"
+	libvirt0 libxml2-utils libxslt1.1 libsodium23 valgrind"
 lint_pkgs="sparse"
 kernel_pkgs="bc bison flex libelf-dev libssl-dev cpio kmod"
 
