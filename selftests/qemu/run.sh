@@ -188,6 +188,12 @@ mkdir -p "$share"
 # the hot-plug and VFIO tests on 6.1, and the guest runs nothing untrusted.
 cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic no_timer_check"
 cmdline+=" mitigations=off"
+# No fbdev emulation on the DRM drivers, so fbcon never holds a stand-in
+# GPU's framebuffer: on 6.1 and 6.12, unbinding a bochs function whose
+# framebuffer fbcon held (by gpuctl or by a plain sysfs unbind) warned of
+# a module refcount underflow in fbcon_release(), the kernel's bug, not
+# the tests'. The devices and their drivers are the same without it.
+cmdline+=" drm_kms_helper.fbdev_emulation=0"
 cmdline+=" rdinit=/init${topo_append:+ $topo_append}$append_extra"
 # An interactive console shows the shell, not the boot; dmesg keeps it all.
 [ "$interactive" = 1 ] && cmdline+=" quiet"
