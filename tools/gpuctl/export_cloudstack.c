@@ -106,19 +106,6 @@ static void cs_profile_numbers(const struct mdev_type_info *t)
 	}
 }
 
-static const struct mdev_type_info *cs_type(const struct view *s,
-					    const char *parent,
-					    const char *type)
-{
-	size_t i;
-
-	for (i = 0; i < s->ntypes; i++)
-		if (!strcmp(s->types[i].parent, parent) &&
-		    !strcmp(s->types[i].id, type))
-			return &s->types[i];
-	return NULL;
-}
-
 /* Whether @parent is @gpu or one of its VFs */
 static bool cs_on_gpu(const struct view *s, const char *parent,
 		      const char *gpu)
@@ -158,7 +145,7 @@ static void cs_vgpu_instances(const struct view *s, const char *gpu)
 		print_string(PRINT_JSON, "mdev_uuid", NULL, v[i].uuid);
 		print_string(PRINT_JSON, "profile_name", NULL,
 			     v[i].type_name[0] ? v[i].type_name : v[i].type);
-		cs_profile_numbers(cs_type(s, v[i].parent, v[i].type));
+		cs_profile_numbers(view_type(s, v[i].parent, v[i].type));
 		cs_libvirt_address(v[i].parent);
 		cs_used_by_vm(s, v[i].has_allocation, v[i].allocation);
 		close_json_object();
@@ -238,9 +225,8 @@ static bool cs_is_gpu(const struct view *s, const struct dev_info *d)
 		return false;
 	if (base == 0x03 || base == 0x12)
 		return true;
-	for (i = 0; i < s->ntypes; i++)
-		if (!strcmp(s->types[i].parent, d->address))
-			return true;
+	if (view_is_mdev_parent(s, d->address))
+		return true;
 	for (i = 0; i < s->devs.n; i++)
 		if (dev_is_vf_of(&all[i], d->address) && all[i].has_vgpu_type)
 			return true;

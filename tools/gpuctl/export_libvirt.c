@@ -103,7 +103,7 @@ static int lv_add_mdev(struct lv_list *l, const struct view *s,
 		       const char *uuid)
 {
 	const struct vgpu_info *v = s->vgpus.v;
-	const struct mdev_type_info *t = NULL;
+	const struct mdev_type_info *t;
 	struct lv_hostdev h = { .mdev = true };
 	size_t i;
 
@@ -114,10 +114,7 @@ static int lv_add_mdev(struct lv_list *l, const struct view *s,
 		return -ENOENT;
 	}
 	v += i;
-	for (i = 0; i < s->ntypes && !t; i++)
-		if (!strcmp(s->types[i].parent, v->parent) &&
-		    !strcmp(s->types[i].id, v->type))
-			t = &s->types[i];
+	t = view_type(s, v->parent, v->type);
 	if (!t) {
 		fprintf(stderr,
 			"gpuctl: export libvirt: mdev %s: its parent %s no longer lists type %s\n",

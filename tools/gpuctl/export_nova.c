@@ -50,16 +50,6 @@ static const char *nova_alias_suffix(const struct dev_info *d)
 	return d->sriov_totalvfs ? "-pf" : "";
 }
 
-static bool nova_is_mdev_parent(const struct view *v, const char *addr)
-{
-	size_t i;
-
-	for (i = 0; i < v->ntypes; i++)
-		if (!strcmp(v->types[i].parent, addr))
-			return true;
-	return false;
-}
-
 /* A function VMs can take: reserved, on its rule's driver, typed if a vendor VF */
 static bool nova_usable(const struct view *v, const struct dev_info *d)
 {
@@ -68,7 +58,7 @@ static bool nova_usable(const struct view *v, const struct dev_info *d)
 		return false;
 	if (d->has_vgpu_type && !d->vgpu_type)
 		return false;
-	return !nova_is_mdev_parent(v, d->address);
+	return !view_is_mdev_parent(v, d->address);
 }
 
 /* Whether @d is listed: usable, and no PF of listed or vendor VFs */
@@ -227,19 +217,16 @@ static bool nova_first_of_type(const struct view *v, size_t i)
 static u32 nova_capacity(const struct view *v, const char *parent,
 			 const char *type)
 {
+	const struct mdev_type_info *t = view_type(v, parent, type);
 	const struct vgpu_info *m = v->vgpus.v;
 	size_t i;
 	u32 n;
 
-	for (i = 0; i < v->ntypes; i++)
-		if (!strcmp(v->types[i].parent, parent) &&
-		    !strcmp(v->types[i].id, type))
-			break;
-	if (i == v->ntypes)
+	if (!t)
 		return 0;
-	if (v->types[i].has_max_instance)
-		return v->types[i].max_instance;
-	n = v->types[i].available;
+	if (t->has_max_instance)
+		return t->max_instance;
+	n = t->available;
 	for (i = 0; i < v->vgpus.n; i++)
 		n += !strcmp(m[i].parent, parent) && !strcmp(m[i].type, type);
 	return n;

@@ -78,3 +78,40 @@ int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
 		view_free(v);
 	return ret;
 }
+
+/**
+ * view_type() - an mdev type of the view
+ * @v: the view
+ * @parent: the parent's address
+ * @id: the type's id
+ *
+ * Return: the type, or NULL when sysfs no longer lists it.
+ */
+const struct mdev_type_info *view_type(const struct view *v,
+				       const char *parent, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < v->ntypes; i++)
+		if (!strcmp(v->types[i].parent, parent) &&
+		    !strcmp(v->types[i].id, id))
+			return &v->types[i];
+	return NULL;
+}
+
+/**
+ * view_is_mdev_parent() - whether a device has mdev types
+ * @v: the view
+ * @addr: the device's address
+ *
+ * Return: true when some type of the view has @addr as its parent.
+ */
+bool view_is_mdev_parent(const struct view *v, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < v->ntypes; i++)
+		if (!strcmp(v->types[i].parent, addr))
+			return true;
+	return false;
+}

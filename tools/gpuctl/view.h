@@ -8,6 +8,7 @@
 #ifndef _GPUCTL_VIEW_H
 #define _GPUCTL_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "nl.h"
@@ -39,5 +40,8 @@ struct view {
 
 int view_read(struct nl_ctx *nl, struct view *v, const char *cmd);
 void view_free(struct view *v);
+const struct mdev_type_info *view_type(const struct view *v,
+				       const char *parent, const char *id);
+bool view_is_mdev_parent(const struct view *v, const char *addr);
 
 #endif /* _GPUCTL_VIEW_H */
