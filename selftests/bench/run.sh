@@ -10,8 +10,9 @@
 #   (c) the sysfs walk that gathers the same facts: lspci -D -nn -vmm -k
 #       plus iommu_group and numa_node of every device
 # and prints the mean per call and the ratios a/c and b/c, and what
-# gpuctl -j dev show and lspci each cost beyond their start-up, all from one
-# run, so that the host's speed cancels out. Also the module's memory, and
+# gpuctl -j dev show and lspci each cost beyond their start-up (with address
+# space randomisation, and without it for both), all from one run, so that
+# the host's speed cancels out. Also the module's memory, and
 # what an allocation costs: alloc-new count 1 + alloc-del round trips
 # against dev-get do round trips, with 1 client and with 8 concurrent
 # clients (selftests/bench/alloc_bench.c). And what gpuctl adds to making
@@ -64,6 +65,54 @@ ratio() {	# A B
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'
 }
 
+# What each tool spends beyond its own start-up, so that neither's exec
+# and dynamic linking (which differ by what they link, not by the work)
+# hides the other's: gpuctl -j dev show less gpuctl -V, against lspci -D
+# -nn -vmm -k less lspci --version, and the same for gpuctl export
+# cloudstack. Names are the bulk of both: gpuctl takes them from udev's
+# hwdb, lspci parses pci.ids. A difference of two means is easily swamped
+# by a spike of the host's load, so the five run in turn, three rounds,
+# and each keeps its least mean.
+least() {	# A B: the smaller
+	awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'
+}
+startup_compare() {	# LABEL
+	local -A best=()
+	local cmd t j a2 m k l gm em lm
+
+	for _ in 1 2 3; do
+		for cmd in "gpuctl -V" "gpuctl -j dev show" \
+			   "gpuctl export cloudstack" "lspci --version" \
+			   "lspci -D -nn -vmm -k"; do
+			# shellcheck disable=SC2086 # the words of the command
+			t=$(bench "$cmd" $cmd) || return 1
+			best[$cmd]=$(least "$t" "${best[$cmd]:-}")
+		done
+	done
+	j=${best[gpuctl -V]}
+	a2=${best[gpuctl -j dev show]}
+	m=${best[gpuctl export cloudstack]}
+	k=${best[lspci --version]}
+	l=${best[lspci -D -nn -vmm -k]}
+	gm=$(awk -v a="$a2" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
+	em=$(awk -v a="$m" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
+	lm=$(awk -v a="$l" -v b="$k" 'BEGIN { printf "%.3f", a - b }')
+	echo "# beyond start-up, $1 (least of 3 rounds of $N calls each)"
+	printf '%-44s %10s\n' "(j) gpuctl -V" "$j"
+	printf '%-44s %10s\n' "(a) gpuctl -j dev show" "$a2"
+	printf '%-44s %10s\n' "(m) gpuctl export cloudstack" "$m"
+	printf '%-44s %10s\n' "(k) lspci --version" "$k"
+	printf '%-44s %10s\n' "(l) lspci -D -nn -vmm -k" "$l"
+	printf '%-44s %10s\n' "gpuctl -j dev show beyond start-up (a-j)" "$gm"
+	printf '%-44s %10s\n' "export cloudstack beyond start-up (m-j)" "$em"
+	printf '%-44s %10s\n' "lspci beyond start-up (l-k)" "$lm"
+	echo "ratio (l-k)/(a-j), $1: $(ratio "$lm" "$gm")"
+	echo "ratio (l-k)/(m-j), $1: $(ratio "$lm" "$em")"
+}
+if [ "${1:-}" = --startup-compare ]; then
+	startup_compare "$2"
+	exit
+fi
 echo "# gpuctl bench: kernel $(uname -r), $N calls each"
 slab0=$(slab_kb)
 gpuctl_load || { echo "bench: cannot load $GPUCTL_KO" >&2; exit 1; }
@@ -93,51 +142,23 @@ printf '%-44s %10s\n' "(c) lspci -D -nn -vmm -k + iommu_group/numa" "$c"
 echo "ratio a/c: $(ratio "$a" "$c")"
 echo "ratio b/c: $(ratio "$b" "$c")"
 
-# What each tool spends beyond its own start-up, so that neither's exec
-# and dynamic linking (which differ by what they link, not by the work)
-# hides the other's: gpuctl -j dev show less gpuctl -V, against lspci -D
-# -nn -vmm -k less lspci --version, and the same for gpuctl export
-# cloudstack. Names are the bulk of both: gpuctl takes them from udev's
-# hwdb, lspci parses pci.ids. A difference of two means is easily swamped
-# by a spike of the host's load, so the five run in turn, three rounds,
-# and each keeps its least mean.
-least() {	# A B: the smaller
-	awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'
-}
-declare -A best=()
-for _ in 1 2 3; do
-	for cmd in "gpuctl -V" "gpuctl -j dev show" "gpuctl export cloudstack" \
-		   "lspci --version" "lspci -D -nn -vmm -k"; do
-		# shellcheck disable=SC2086 # the words of the command
-		t=$(bench "$cmd" $cmd) || exit 1
-		best[$cmd]=$(least "$t" "${best[$cmd]:-}")
-	done
-done
-j=${best[gpuctl -V]}
-a2=${best[gpuctl -j dev show]}
-m=${best[gpuctl export cloudstack]}
-k=${best[lspci --version]}
-l=${best[lspci -D -nn -vmm -k]}
-gm=$(awk -v a="$a2" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
-em=$(awk -v a="$m" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
-lm=$(awk -v a="$l" -v b="$k" 'BEGIN { printf "%.3f", a - b }')
-echo "# beyond start-up (least of 3 rounds of $N calls each)"
-printf '%-44s %10s\n' "(j) gpuctl -V" "$j"
-printf '%-44s %10s\n' "(a) gpuctl -j dev show" "$a2"
-printf '%-44s %10s\n' "(m) gpuctl export cloudstack" "$m"
-printf '%-44s %10s\n' "(k) lspci --version" "$k"
-printf '%-44s %10s\n' "(l) lspci -D -nn -vmm -k" "$l"
-printf '%-44s %10s\n' "gpuctl -j dev show beyond start-up (a-j)" "$gm"
-printf '%-44s %10s\n' "export cloudstack beyond start-up (m-j)" "$em"
-printf '%-44s %10s\n' "lspci beyond start-up (l-k)" "$lm"
-echo "ratio (l-k)/(a-j): $(ratio "$lm" "$gm")"
-echo "ratio (l-k)/(m-j): $(ratio "$lm" "$em")"
+startup_compare "address space randomised" || exit 1
+# QEMU 7.2's TCG finds an x86 translation by its virtual address, so under
+# address space randomisation each new process has every block of code it
+# runs translated again: the time of a short command in this guest grows
+# with how much distinct code it runs, not with how much work it does,
+# unlike on a real CPU. With randomisation off (setarch -R, inherited by
+# both tools alike) translations carry over from call to call.
+setarch "$(uname -m)" -R "$0" --startup-compare \
+	"randomisation off (setarch -R)" || exit 1
 
 # The same five as instructions (valgrind's callgrind, one call each):
 # a count that does not move with the host's load, where TCG's timing
 # does. Instructions are not time (a system call or a page fault costs
-# more than its count says), so the times above stay the measure; this
-# says how much of a difference is the work itself.
+# more than its count says, and under TCG a block of code run for the
+# first time in a randomised process costs far more than its count), so
+# the times above stay the measure; this says how much of a difference is
+# the work itself.
 instr() {	# CMD...: instructions the command ran, user space only
 	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
 		awk '/refs:/ { gsub(",", "", $NF); print $NF }'

@@ -408,6 +408,19 @@ static void dev_holder_print(const struct dev_info *d, const int *widths)
 		print_null(PRINT_JSON, "refused", NULL, NULL);
 }
 
+/* The ids as JSON has them, "%0*x", without printf's format parsing */
+static const char *dev_hex(char *buf, unsigned int value, int digits)
+{
+	static const char xdigits[] = "0123456789abcdef";
+
+	buf[digits] = '\0';
+	while (digits--) {
+		buf[digits] = xdigits[value & 0xf];
+		value >>= 4;
+	}
+	return buf;
+}
+
 /**
  * dev_info_print() - print one device, as a table row, a line or JSON
  * @d: the device, its vGPU type read by dev_vgpu_type_read()
@@ -444,16 +457,15 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 			     action_name(d->action));
 	dev_text_col(d, COL_IDS, widths);
 
-	snprintf(buf, sizeof(buf), "%04x", d->vendor_id);
-	print_string(PRINT_JSON, "vendor_id", NULL, buf);
-	snprintf(buf, sizeof(buf), "%04x", d->device_id);
-	print_string(PRINT_JSON, "device_id", NULL, buf);
-	snprintf(buf, sizeof(buf), "%04x", d->subsystem_vendor_id);
-	print_string(PRINT_JSON, "subsystem_vendor_id", NULL, buf);
-	snprintf(buf, sizeof(buf), "%04x", d->subsystem_device_id);
-	print_string(PRINT_JSON, "subsystem_device_id", NULL, buf);
-	snprintf(buf, sizeof(buf), "%06x", d->class);
-	print_string(PRINT_JSON, "class", NULL, buf);
+	print_string(PRINT_JSON, "vendor_id", NULL,
+		     dev_hex(buf, d->vendor_id, 4));
+	print_string(PRINT_JSON, "device_id", NULL,
+		     dev_hex(buf, d->device_id, 4));
+	print_string(PRINT_JSON, "subsystem_vendor_id", NULL,
+		     dev_hex(buf, d->subsystem_vendor_id, 4));
+	print_string(PRINT_JSON, "subsystem_device_id", NULL,
+		     dev_hex(buf, d->subsystem_device_id, 4));
+	print_string(PRINT_JSON, "class", NULL, dev_hex(buf, d->class, 6));
 	print_uint(PRINT_JSON, "revision", NULL, d->revision);
 	print_string(PRINT_JSON, "driver", NULL, driver);
 
@@ -509,9 +521,12 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 	pci_names(d->vendor_id, d->device_id, &n);
 	print_string(PRINT_JSON, "vendor", NULL, n.vendor);
 	print_string(PRINT_JSON, "device", NULL, n.device);
-	snprintf(name, sizeof(name), "%s %s", n.vendor, n.device);
-	print_string(PRINT_FP, NULL,
-		     col_fmt(fmt, sizeof(fmt), widths, COL_NAME, "%s"), name);
+	if (!is_json_context()) {
+		snprintf(name, sizeof(name), "%s %s", n.vendor, n.device);
+		print_string(PRINT_FP, NULL,
+			     col_fmt(fmt, sizeof(fmt), widths, COL_NAME, "%s"),
+			     name);
+	}
 }
 
 /* The devices of one dev-get reply or dump */
@@ -631,7 +646,8 @@ static void dev_list_print(const struct dev_list *list)
 
 	for (col = 0; col < COL_MAX; col++)
 		widths[col] = strlen(col_titles[col]);
-	for (i = 0; i < list->n; i++) {
+	/* JSON has no columns to line up */
+	for (i = 0; !is_json_context() && i < list->n; i++) {
 		for (col = 0; col < COL_NAME; col++) {
 			int len;
 

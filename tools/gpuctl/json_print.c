@@ -6,6 +6,8 @@
  * say what a value is once, and the mode picks the form.
  */
 
+#define _GNU_SOURCE	/* fwrite_unlocked(), fputs_unlocked() */
+
 #include "json_print.h"
 #include "utils.h"
 
@@ -19,6 +21,36 @@ static struct {
 	/* no member printed yet at this depth, so no comma is due */
 	bool first[JSON_MAX_DEPTH];
 } jw = { .fp = NULL };
+
+/*
+ * A JSON document is hundreds of small pieces; the tool is single-threaded,
+ * so they skip stdio's locking, and numbers skip printf's format parsing.
+ */
+static void jw_write(const void *s, size_t n)
+{
+	fwrite_unlocked(s, 1, n, jw.fp);
+}
+
+static void jw_puts(const char *s)
+{
+	fputs_unlocked(s, jw.fp);
+}
+
+static void jw_putc(char c)
+{
+	fputc_unlocked(c, jw.fp);
+}
+
+static void jw_u64(unsigned long long value)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do {
+		*--p = '0' + value % 10;
+		value /= 10;
+	} while (value);
+	jw_write(p, buf + sizeof(buf) - p);
+}
 
 void json_print_init(FILE *fp, bool json, bool pretty)
 {
@@ -39,9 +71,9 @@ static void jw_indent(void)
 
 	if (!jw.pretty)
 		return;
-	fputc('\n', jw.fp);
+	jw_putc('\n');
 	for (i = 0; i < jw.depth; i++)
-		fputs("  ", jw.fp);
+		jw_puts("  ");
 }
 
 /* Length of the valid UTF-8 sequence at @s, or 0 when it is not valid */
@@ -86,7 +118,7 @@ static void jw_str(const char *str)
 	const unsigned char *s = (const unsigned char *)str;
 	int n;
 
-	fputc('"', jw.fp);
+	jw_putc('"');
 	while (*s) {
 		/* most strings are plain ASCII: write each such run at once */
 		n = 0;
@@ -94,31 +126,31 @@ static void jw_str(const char *str)
 		       s[n] != '\\')
 			n++;
 		if (n) {
-			fwrite(s, 1, n, jw.fp);
+			jw_write(s, n);
 			s += n;
 			continue;
 		}
 		switch (*s) {
 		case '"':
-			fputs("\\\"", jw.fp);
+			jw_puts("\\\"");
 			break;
 		case '\\':
-			fputs("\\\\", jw.fp);
+			jw_puts("\\\\");
 			break;
 		case '\b':
-			fputs("\\b", jw.fp);
+			jw_puts("\\b");
 			break;
 		case '\f':
-			fputs("\\f", jw.fp);
+			jw_puts("\\f");
 			break;
 		case '\n':
-			fputs("\\n", jw.fp);
+			jw_puts("\\n");
 			break;
 		case '\r':
-			fputs("\\r", jw.fp);
+			jw_puts("\\r");
 			break;
 		case '\t':
-			fputs("\\t", jw.fp);
+			jw_puts("\\t");
 			break;
 		default:
 			if (*s < 0x20) {
@@ -127,29 +159,29 @@ static void jw_str(const char *str)
 			}
 			n = utf8_len(s);
 			if (!n) {
-				fputs("\\ufffd", jw.fp);
+				jw_puts("\\ufffd");
 				break;
 			}
-			fwrite(s, 1, n, jw.fp);
+			jw_write(s, n);
 			s += n - 1;
 		}
 		s++;
 	}
-	fputc('"', jw.fp);
+	jw_putc('"');
 }
 
 /* Comma, indentation and key before a member or an array element */
 static void jw_member(const char *key)
 {
 	if (!jw.first[jw.depth])
-		fputc(',', jw.fp);
+		jw_putc(',');
 	jw.first[jw.depth] = false;
 	jw_indent();
 	if (key) {
 		jw_str(key);
-		fputc(':', jw.fp);
+		jw_putc(':');
 		if (jw.pretty)
-			fputc(' ', jw.fp);
+			jw_putc(' ');
 	}
 }
 
@@ -157,7 +189,7 @@ static void jw_open(const char *key, char c)
 {
 	if (jw.depth)
 		jw_member(key);
-	fputc(c, jw.fp);
+	jw_putc(c);
 	if (jw.depth < JSON_MAX_DEPTH - 1)
 		jw.depth++;
 	jw.first[jw.depth] = true;
@@ -171,7 +203,7 @@ static void jw_close(char c)
 		jw.depth--;
 	if (!empty)
 		jw_indent();
-	fputc(c, jw.fp);
+	jw_putc(c);
 }
 
 /* Start a top-level JSON document; text mode has nothing to open */
@@ -190,7 +222,7 @@ void delete_json_obj(void)
 {
 	if (jw.json) {
 		jw_close('}');
-		fputc('\n', jw.fp);
+		jw_putc('\n');
 	}
 	fflush(jw.fp);
 }
@@ -219,7 +251,7 @@ void close_json_array(enum output_type type, const char *text)
 		if (type & PRINT_JSON)
 			jw_close(']');
 	} else if ((type & PRINT_FP) && text) {
-		fputs(text, jw.fp);
+		jw_puts(text);
 	}
 }
 
@@ -242,7 +274,7 @@ void print_string(enum output_type type, const char *key, const char *fmt,
 		if (value)
 			jw_str(value);
 		else
-			fputs("null", jw.fp);
+			jw_puts("null");
 	} else if (want_text(type, fmt)) {
 		fprintf(jw.fp, fmt, value ? value : "-");
 	}
@@ -253,7 +285,7 @@ void print_uint(enum output_type type, const char *key, const char *fmt,
 {
 	if (want_json(type)) {
 		jw_member(key);
-		fprintf(jw.fp, "%u", value);
+		jw_u64(value);
 	} else if (want_text(type, fmt)) {
 		fprintf(jw.fp, fmt, value);
 	}
@@ -265,7 +297,7 @@ void print_u64(enum output_type type, const char *key, const char *fmt,
 {
 	if (want_json(type)) {
 		jw_member(key);
-		fprintf(jw.fp, "%llu", value);
+		jw_u64(value);
 	} else if (want_text(type, fmt)) {
 		fprintf(jw.fp, fmt, value);
 	}
@@ -276,7 +308,9 @@ void print_int(enum output_type type, const char *key, const char *fmt,
 {
 	if (want_json(type)) {
 		jw_member(key);
-		fprintf(jw.fp, "%d", value);
+		if (value < 0)
+			jw_putc('-');
+		jw_u64(value < 0 ? -(long long)value : value);
 	} else if (want_text(type, fmt)) {
 		fprintf(jw.fp, fmt, value);
 	}
@@ -288,7 +322,7 @@ void print_bool(enum output_type type, const char *key, const char *fmt,
 {
 	if (want_json(type)) {
 		jw_member(key);
-		fputs(value ? "true" : "false", jw.fp);
+		jw_puts(value ? "true" : "false");
 	} else if (want_text(type, fmt)) {
 		fprintf(jw.fp, fmt, value ? "yes" : "no");
 	}
@@ -300,7 +334,7 @@ void print_null(enum output_type type, const char *key, const char *fmt,
 {
 	if (want_json(type)) {
 		jw_member(key);
-		fputs("null", jw.fp);
+		jw_puts("null");
 	} else if (want_text(type, fmt)) {
 		fprintf(jw.fp, fmt, text);
 	}
@@ -309,5 +343,5 @@ void print_null(enum output_type type, const char *key, const char *fmt,
 void print_nl(void)
 {
 	if (!jw.json)
-		fputc('\n', jw.fp);
+		jw_putc('\n');
 }
