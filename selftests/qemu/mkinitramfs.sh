@@ -21,9 +21,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 busybox=${BUSYBOX:-/bin/busybox}
 
 # 9p over virtio for the two shares, virtio_console for the output and QMP
-# ports. Built-in modules (6.12 builds virtio_pci and virtio_console in) are
-# reported as "builtin" by modprobe and skipped.
-wanted=(virtio_pci 9p 9pnet_virtio virtio_console)
+# ports, overlay for the root of topology "packages". Built-in modules
+# (6.12 builds virtio_pci and virtio_console in) are reported as "builtin"
+# by modprobe and skipped.
+wanted=(virtio_pci 9p 9pnet_virtio virtio_console overlay)
 
 die() { echo "mkinitramfs.sh: $*" >&2; exit 1; }
 
