@@ -12,6 +12,7 @@
 #   make install         module, tool and boot files (DESTDIR= to stage)
 #   make install-cloudstack  gpudiscovery.sh for CloudStack's KVM agent
 #   make deb             Debian packages into build/deb/, checked by lintian
+#   make check-packages  the packages installed, loaded and removed in QEMU
 
 # Default kernel: the running one when its headers exist, else the newest
 # installed kernel that has headers.
@@ -27,7 +28,7 @@ export GPUCTL_VERSION
 
 .PHONY: all module tools selftests modules-all clean regen regen-check \
 	ksrc deps check check-debug demo bench style install install-packaging \
-	install-cloudstack deb
+	install-cloudstack deb check-packages
 
 all: module tools
 
@@ -139,6 +140,11 @@ deb:
 	cd build/deb/gpuctl && dpkg-buildpackage -us -uc -b
 	lintian --fail-on error \
 		build/deb/gpuctl_*.changes
+
+# Not part of make check: DKMS builds the module for both kernels in
+# each guest, minutes under TCG. See scripts/check-packages.sh.
+check-packages:
+	scripts/check-packages.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -114,6 +114,7 @@ test_lifecycle.sh	7
 test_mdev.sh		6
 test_metrics.sh		7
 test_noiommu.sh		9
+test_packages.sh	9
 test_privilege.sh	10
 test_qemu_guest.sh	9
 test_reserve.sh		11

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-packages: gpuctl's Debian packages, built by make deb (lintian
+# errors fail it), then installed, loaded, removed and purged in a guest of
+# each test kernel whose root is an overlay of the host's (topology
+# "packages", selftests/test_packages.sh). Apart from make check: DKMS
+# builds the module for both kernels in every guest, which under TCG takes
+# minutes that make check's half hour has not got. Ends with one line
+# "N passed, N failed, N skipped" over every test case, as make check.
+#
+# Environment: GPUCTL_KERNELS, as for make check (default: the newest 6.1
+# and 6.12).
+
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+out=build/check-packages
+mkdir -p "$out"
+
+scripts/install-deps.sh test || exit 1
+
+newest_of() {
+	for f in /boot/vmlinuz-"$1".*-amd64; do
+		[ -e "$f" ] && echo "${f#/boot/vmlinuz-}"
+	done | sort -V | tail -n1
+}
+kernels=${GPUCTL_KERNELS:-$(newest_of 6.1; newest_of 6.12)}
+kernels=${kernels//$'\n'/ }
+# The guest's one program runs for minutes (selftests/settings has 300 s).
+export GPUCTL_PROG_TIMEOUT=${GPUCTL_PROG_TIMEOUT:-1800}
+
+pass=0 fail=0 skip=0 n=0
+
+result() {	# result ok|fail DESCRIPTION
+	n=$((n + 1))
+	case $1 in
+	ok) pass=$((pass + 1)); echo "ok $n $2" ;;
+	*) fail=$((fail + 1)); echo "not ok $n $2" ;;
+	esac
+}
+
+echo "TAP version 13"
+echo "# gpuctl make check-packages: kernels: $kernels"
+
+if make -s deb >"$out/deb.log" 2>&1; then
+	result ok "make deb: packages built, no lintian errors"
+else
+	sed 's/^/# /' "$out/deb.log" | tail -n 40
+	result fail "make deb: packages built, no lintian errors"
+fi
+
+# Each guest's cases count as make check counts them; one that stopped
+# early fails each case it did not report (run_tests.sh --minimum).
+for k in $kernels; do
+	log=$out/$k.log
+	start=$(date +%s)
+	selftests/qemu/run.sh --kernel "$k" --topology packages --timeout 2400 \
+		--keep-log "$out/$k.console" \
+		-- env GPUCTL_KO="$top/build/$k/gpuctl.ko" \
+		selftests/run_tests.sh packages >"$log" 2>"$log.err"
+	rc=$?
+	sed 's/^/    /' "$log"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$log.err" | tail -n 30
+	read -r p f s plan printed < <(scripts/ktap-count.sh "$log")
+	min=$(selftests/run_tests.sh --minimum packages)
+	missing=0
+	[ $((p + f + s)) -lt "$min" ] && missing=$((min - p - f - s))
+	pass=$((pass + p)) fail=$((fail + f + missing)) skip=$((skip + s))
+	echo "# $k packages: $p passed, $((f + missing)) failed, $s skipped," \
+	     "in $(($(date +%s) - start)) s"
+	if [ "$rc" = 0 ] && [ "$missing" = 0 ] && [ "$plan" != - ] &&
+	   [ "$printed" = "$plan" ]; then
+		result ok "$k packages: guest suite, kernel log clean"
+	else
+		result fail "$k packages: guest suite (exit $rc, $printed of $plan results)"
+	fi
+done
+
+echo "1..$n"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,274 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# topology: packages
+#
+# gpuctl's Debian packages (make deb, build/deb/), installed on a guest
+# whose root is the host's under a tmpfs overlay (topology "packages"), as
+# a user installs them, offline:
+#   - apt-get install ./gpuctl_*.deb ./gpuctl-dkms_*.deb has DKMS build
+#     and install gpuctl.ko, with the package's version, for the running
+#     kernel; the other test kernel's headers are hidden first, and the
+#     install names that kernel and still succeeds;
+#   - its headers back, DKMS's hook (what a linux-headers package runs)
+#     builds the module for it too;
+#   - with a DKMS signing key in place (/var/lib/dkms/mok.key, made here
+#     with a name of its own), each built module carries its signature;
+#   - modprobe loads DKMS's module, and the packaged tool lists the GPU;
+#     the tool, the boot files and the conffile are where gpuctl.8 says;
+#   - gpuctl-cloudstack diverts the agent's gpudiscovery.sh and gives it
+#     back on removal;
+#   - apt-get remove takes out the module of every kernel, the hook and the
+#     unit, keeps /etc/gpuctl, and leaves a reserved GPU on vfio-pci and
+#     the running module loaded; purge also takes /etc/gpuctl.
+# The module the suite loaded first (run_tests.sh, GPUCTL_KO) is unloaded,
+# so that what runs is the one DKMS built.
+
+# Stage functions run through ktap_run_stage or a trap.
+# shellcheck disable=SC2317,SC2016
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+set -o pipefail
+
+TMP=$(mktemp -d /tmp/test_packages.XXXXXX)
+SIGNER="gpuctl test signing key"
+DEBS=${GPUCTL_DEBS:-$GPUCTL_ROOT/build/deb}
+GPU=0000:01:00.0
+AGENT_SCRIPT=/usr/share/cloudstack-common/scripts/vm/hypervisor/kvm/gpudiscovery.sh
+HOOK=/usr/share/initramfs-tools/hooks/gpuctl
+UNIT=/lib/systemd/system/gpuctl.service
+UNIT_LINK=/etc/systemd/system/multi-user.target.wants/gpuctl.service
+export DEBIAN_FRONTEND=noninteractive
+
+cleanup() {
+	[ -d /sys/module/gpuctl ] && gpuctl reserve del "$GPU" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# apt-get in a guest without a network: what is not on the root or in
+# the files named fails (--no-download would refuse ./FILE, apt 2.6)
+# (also on the guest console, where a run that times out shows how far it
+# got)
+apt_offline() {
+	echo "\$ apt-get $*"
+	apt-get -y -q -o Acquire::Retries=0 "$@" 2>&1 | tee /dev/console
+}
+
+# The kernels that have headers, one per line
+kernels_with_headers() {
+	local d
+
+	for d in /lib/modules/*/build; do
+		[ -e "$d" ] || continue
+		d=${d%/build}
+		echo "${d##*/}"
+	done
+}
+
+check_setup() {
+	local fstype k
+
+	fstype=$(findmnt -n -o FSTYPE /) || return 1
+	if [ "$fstype" != overlay ]; then
+		echo "/ is $fstype, not the overlay of topology \"packages\""
+		return 1
+	fi
+	VERSION=$(dpkg-deb -f "$DEBS"/gpuctl-dkms_*_all.deb Version) || return 1
+	echo "packages $VERSION in $DEBS"
+	mapfile -t KERNELS < <(kernels_with_headers)
+	echo "kernels with headers: ${KERNELS[*]}"
+	[ "${#KERNELS[@]}" -ge 2 ] || return 1
+	for k in "${KERNELS[@]}"; do
+		[ "$k" != "$(uname -r)" ] && OTHER=$k
+	done
+	# the other kernel's headers hidden, as if not installed
+	HEADERS=$(readlink "/lib/modules/$OTHER/build") || return 1
+	rm "/lib/modules/$OTHER/build" || return 1
+	echo "headers of $OTHER hidden ($HEADERS)"
+	# a signing key of DKMS's, with a name DKMS would not give it
+	mkdir -p /var/lib/dkms
+	openssl req -new -x509 -nodes -days 2 -subj "/CN=$SIGNER" \
+		-newkey rsa:2048 -keyout /var/lib/dkms/mok.key \
+		-outform DER -out /var/lib/dkms/mok.pub 2>&1 || return 1
+	SERIAL=$(openssl x509 -inform DER -in /var/lib/dkms/mok.pub -noout -serial) ||
+		return 1
+	SERIAL=${SERIAL#serial=}
+	echo "signing key $SIGNER, serial $SERIAL"
+	if dpkg-query -W -f='${Status}\n' gpuctl gpuctl-dkms 2>/dev/null |
+	   grep -q installed; then
+		echo "gpuctl's packages are already installed"
+		return 1
+	fi
+	# the suite's own module goes, so that the packaged one is tested
+	if [ -d /sys/module/gpuctl ]; then
+		gpuctl_unload || return 1
+	fi
+	# Triggers that cost minutes under TCG and test nothing of gpuctl's:
+	# man-db's index, and the initramfs that gpuctl's hook asks for
+	# (the boot test builds its own images)
+	rm -f /var/lib/man-db/auto-update
+	mkdir -p /etc/initramfs-tools
+	echo update_initramfs=no >/etc/initramfs-tools/update-initramfs.conf
+}
+
+check_install() {
+	local t0=$SECONDS
+
+	(cd "$DEBS" && apt_offline install ./gpuctl_*.deb ./gpuctl-dkms_*.deb) \
+		>"$TMP/install" 2>&1
+	local rc=$?
+	print_file "" "$TMP/install"
+	echo "apt-get install: exit $rc in $((SECONDS - t0)) s"
+	[ "$rc" = 0 ] || return 1
+	dpkg-query -W -f='${Package} ${Version} ${Status}\n' gpuctl gpuctl-dkms \
+		>"$TMP/status" || return 1
+	print_file "" "$TMP/status"
+	[ "$(grep -c " $VERSION install ok installed$" "$TMP/status")" = 2 ] ||
+		return 1
+	grep -qx "gpuctl-dkms: no headers for kernel $OTHER (/lib/modules/$OTHER/build); gpuctl.ko is built when they are installed" \
+		"$TMP/install" || { echo "no word of $OTHER's headers"; return 1; }
+	dkms status gpuctl | tee "$TMP/dkms"
+	[ "$(grep -c . "$TMP/dkms")" = 1 ] &&
+		grep -qx "gpuctl/$VERSION, $(uname -r), x86_64: installed" "$TMP/dkms"
+}
+
+# Installing a kernel's headers runs /etc/kernel/header_postinst.d/ (the
+# linux-headers package's postinst); DKMS's hook there builds gpuctl.ko
+check_headers_later() {
+	ln -s "$HEADERS" "/lib/modules/$OTHER/build" || return 1
+	run-parts --report --exit-on-error --arg="$OTHER" /etc/kernel/header_postinst.d
+}
+
+# dkms status has gpuctl installed for each kernel with headers, and
+# modinfo finds DKMS's module there, built for that kernel, with the
+# package's version and signed with DKMS's key
+check_dkms() {
+	local k f
+
+	dkms status gpuctl >"$TMP/dkms" 2>&1 || { print_file "" "$TMP/dkms"; return 1; }
+	print_file "" "$TMP/dkms"
+	[ "$(grep -c ': installed$' "$TMP/dkms")" = "${#KERNELS[@]}" ] || return 1
+	for k in "${KERNELS[@]}"; do
+		grep -qx "gpuctl/$VERSION, $k, x86_64: installed" "$TMP/dkms" || {
+			echo "no gpuctl/$VERSION installed for $k"
+			return 1
+		}
+		f=$(modinfo -k "$k" -F filename gpuctl) || return 1
+		echo "$k: $f"
+		case $f in
+		/lib/modules/"$k"/updates/dkms/gpuctl.ko*) ;;
+		*) echo "not DKMS's module"; return 1 ;;
+		esac
+		[ "$(modinfo -F version "$f")" = "$VERSION" ] || return 1
+		case $(modinfo -F vermagic "$f") in
+		"$k "*) ;;
+		*) echo "vermagic $(modinfo -F vermagic "$f"), not $k"; return 1 ;;
+		esac
+		echo "signer '$(modinfo -F signer "$f")', key $(modinfo -F sig_key "$f")"
+		[ "$(modinfo -F signer "$f")" = "$SIGNER" ] &&
+			[ "$(modinfo -F sig_key "$f")" = "$SERIAL" ] || return 1
+	done
+}
+
+# modprobe loads DKMS's module; the packaged tool reports its version and
+# lists the GPU with its driver
+check_load() {
+	if [ "${GPUCTL_SKIP_LOAD:-0}" = 1 ]; then
+		echo "GPUCTL_SKIP_LOAD: gpuctl not loaded"
+	else
+		modprobe gpuctl || return 1
+	fi
+	[ "$(cat /sys/module/gpuctl/version)" = "$VERSION" ] || return 1
+	/usr/sbin/gpuctl -V || return 1
+	run_captured "$TMP/show" "$TMP/err" /usr/sbin/gpuctl -j dev show || return 1
+	json_check --arg a "$GPU" \
+		'.devices | map(select(.address == $a)) | length == 1 and
+		 .[0].driver == "bochs-drm" and .[0].role == "gpu"' "$TMP/show"
+}
+
+# The files gpuctl.8 and the README name, and the unit enabled
+check_files() {
+	local f
+
+	for f in /usr/sbin/gpuctl /usr/share/man/man8/gpuctl.8.gz \
+		 /usr/share/bash-completion/completions/gpuctl \
+		 /etc/modprobe.d/gpuctl.conf "$HOOK" "$UNIT" \
+		 /lib/udev/rules.d/90-gpuctl.rules /etc/gpuctl/gpuctl.conf \
+		 "/usr/src/gpuctl-$VERSION/dkms.conf"; do
+		[ -f "$f" ] || { echo "$f missing"; return 1; }
+	done
+	[ -x "$HOOK" ] || return 1
+	[ "$(readlink "$UNIT_LINK")" = "$UNIT" ] || { echo "$UNIT_LINK"; return 1; }
+	dpkg-query -W -f='${Conffiles}\n' gpuctl >"$TMP/conffiles" || return 1
+	print_file "" "$TMP/conffiles"
+	grep -q '^ /etc/gpuctl/gpuctl.conf ' "$TMP/conffiles" &&
+		grep -q '^ /etc/modprobe.d/gpuctl.conf ' "$TMP/conffiles"
+}
+
+# gpuctl-cloudstack moves the agent's script aside and gives it back
+check_cloudstack() {
+	mkdir -p "${AGENT_SCRIPT%/*}" || return 1
+	printf '#!/bin/sh\necho agent\n' >"$AGENT_SCRIPT"
+	(cd "$DEBS" && apt_offline install ./gpuctl-cloudstack_*.deb) || return 1
+	dpkg-divert --list "$AGENT_SCRIPT" | tee "$TMP/divert"
+	grep -qx "diversion of $AGENT_SCRIPT to $AGENT_SCRIPT.distrib by gpuctl-cloudstack" \
+		"$TMP/divert" || return 1
+	grep -qx 'echo agent' "$AGENT_SCRIPT.distrib" || return 1
+	grep -qx 'exec /usr/sbin/gpuctl export cloudstack' "$AGENT_SCRIPT" || return 1
+	apt_offline remove gpuctl-cloudstack || return 1
+	[ -z "$(dpkg-divert --list "$AGENT_SCRIPT")" ] || return 1
+	[ ! -e "$AGENT_SCRIPT.distrib" ] || return 1
+	grep -qx 'echo agent' "$AGENT_SCRIPT"
+}
+
+# Removal takes the module of every kernel, the hook and the unit; a GPU
+# reserved before stays on vfio-pci, the running module stays loaded, and
+# /etc/gpuctl stays for a later install
+check_remove() {
+	local k
+
+	/usr/sbin/gpuctl reserve add "$GPU" take || return 1
+	expect_pci_driver "$GPU" vfio-pci 10 || return 1
+	apt_offline remove gpuctl gpuctl-dkms || return 1
+	dkms status gpuctl | tee "$TMP/dkms"
+	[ ! -s "$TMP/dkms" ] || return 1
+	for k in "${KERNELS[@]}"; do
+		if modinfo -k "$k" -F filename gpuctl; then
+			echo "gpuctl.ko still installed for $k"
+			return 1
+		fi
+	done
+	for f in "$HOOK" "$UNIT" "$UNIT_LINK" /usr/sbin/gpuctl "/usr/src/gpuctl-$VERSION"; do
+		[ ! -e "$f" ] || { echo "$f left"; return 1; }
+	done
+	[ -f /etc/gpuctl/gpuctl.conf ] || return 1
+	[ -d /sys/module/gpuctl ] || return 1
+	expect_pci_driver "$GPU" vfio-pci 0
+}
+
+check_purge() {
+	apt_offline purge gpuctl gpuctl-dkms || return 1
+	for f in /etc/gpuctl /etc/modprobe.d/gpuctl.conf; do
+		[ ! -e "$f" ] || { echo "$f left"; return 1; }
+	done
+	dpkg-query -W -f='${Status}\n' gpuctl gpuctl-dkms 2>&1 | tee "$TMP/status"
+	! grep -q 'installed\|config-files' "$TMP/status" || return 1
+	[ -d /sys/module/gpuctl ] || return 1
+	expect_pci_driver "$GPU" vfio-pci 0
+}
+
+ktap_header
+ktap_plan 9
+ktap_run_stage "overlay root, packages and kernel headers; the suite's module unloaded" \
+	check_setup
+ktap_run_stage "apt-get install ./gpuctl_*.deb ./gpuctl-dkms_*.deb, offline; a kernel without headers named" \
+	check_install
+ktap_run_stage "the other kernel's headers installed: DKMS's hook builds it" \
+	check_headers_later
+ktap_run_stage "DKMS built gpuctl.ko for every kernel with headers, signed with its key" check_dkms
+ktap_run_stage "modprobe loads DKMS's module; gpuctl dev show lists the GPU" check_load
+ktap_run_stage "tool, man page, completion, boot files, conffiles, unit enabled" check_files
+ktap_run_stage "gpuctl-cloudstack diverts gpudiscovery.sh and gives it back" check_cloudstack
+ktap_run_stage "remove: module, hook and unit gone; reserved GPU stays on vfio-pci" check_remove
+ktap_run_stage "purge: /etc/gpuctl gone; reserved GPU stays on vfio-pci" check_purge
+ktap_finished
