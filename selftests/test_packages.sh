@@ -95,7 +95,7 @@ check_setup() {
 	SERIAL=${SERIAL#serial=}
 	echo "signing key $SIGNER, serial $SERIAL"
 	if dpkg-query -W -f='${Status}\n' gpuctl gpuctl-dkms 2>/dev/null |
-	   grep -q installed; then
+	   grep -qE ' (installed|config-files)$'; then
 		echo "gpuctl's packages are already installed"
 		return 1
 	fi
@@ -143,7 +143,7 @@ check_headers_later() {
 # modinfo finds DKMS's module there, built for that kernel, with the
 # package's version and signed with DKMS's key
 check_dkms() {
-	local k f
+	local k f key
 
 	dkms status gpuctl >"$TMP/dkms" 2>&1 || { print_file "" "$TMP/dkms"; return 1; }
 	print_file "" "$TMP/dkms"
@@ -164,9 +164,11 @@ check_dkms() {
 		"$k "*) ;;
 		*) echo "vermagic $(modinfo -F vermagic "$f"), not $k"; return 1 ;;
 		esac
-		echo "signer '$(modinfo -F signer "$f")', key $(modinfo -F sig_key "$f")"
+		# modinfo prints the key's serial in hex pairs with colons
+		key=$(modinfo -F sig_key "$f")
+		echo "signer '$(modinfo -F signer "$f")', key $key"
 		[ "$(modinfo -F signer "$f")" = "$SIGNER" ] &&
-			[ "$(modinfo -F sig_key "$f")" = "$SERIAL" ] || return 1
+			[ "${key//:/}" = "$SERIAL" ] || return 1
 	done
 }
 
@@ -252,7 +254,7 @@ check_purge() {
 		[ ! -e "$f" ] || { echo "$f left"; return 1; }
 	done
 	dpkg-query -W -f='${Status}\n' gpuctl gpuctl-dkms 2>&1 | tee "$TMP/status"
-	! grep -q 'installed\|config-files' "$TMP/status" || return 1
+	! grep -qE ' (installed|config-files)$' "$TMP/status" || return 1
 	[ -d /sys/module/gpuctl ] || return 1
 	expect_pci_driver "$GPU" vfio-pci 0
 }
