@@ -32,7 +32,7 @@ static void gpuctl_help(FILE *fp)
 		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       gpuctl [ OPTIONS ]\n"
 		"where  OBJECT := { dev | group | vgpu | reserve | apply |\n"
-		"                  alloc | limit | monitor | doctor }\n"
+		"                  alloc | limit | monitor | doctor | module }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
 		"Without an OBJECT, gpuctl runs \"dev show\".\n");
 }
@@ -52,6 +52,7 @@ static const struct {
 	{ "metrics", cmd_metrics },
 	{ "export", cmd_export },
 	{ "doctor", cmd_doctor },
+	{ "module", cmd_module },
 };
 
 /* "-j", "-json" and "--json" all name the same option */

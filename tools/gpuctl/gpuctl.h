@@ -21,6 +21,7 @@ enum {
 	EXIT_KERNEL = 2,	/* the kernel or netlink refused or failed */
 	EXIT_NO_MODULE = 3,	/* the gpuctl module is not loaded */
 	EXIT_DOCTOR_FAIL = 4,	/* gpuctl doctor: a check failed */
+	EXIT_DEFERRED = 5,	/* module reload: a VM holds a device */
 };
 
 struct gpuctl {
@@ -67,6 +68,7 @@ int cmd_apply(struct gpuctl *g, struct args *a);
 int cmd_alloc(struct gpuctl *g, struct args *a);
 int cmd_limit(struct gpuctl *g, struct args *a);
 int cmd_vgpu(struct gpuctl *g, struct args *a);
+int cmd_module(struct gpuctl *g, struct args *a);
 
 /* vgpu.c, vgpu_type.c: making instances; the mdev types, from sysfs */
 struct mdev_type_info;
