@@ -64,6 +64,9 @@ $(KSRC)/.stamp:
 		'linux-source-6.12/tools/testing/selftests/kselftest.h' \
 		'linux-source-6.12/tools/testing/selftests/kselftest_harness.h' \
 		'linux-source-6.12/.clang-format'
+	# The guests see this tree read-only, where Python cannot cache the
+	# YNL library's bytecode: each guest test compiled it afresh in TCG.
+	python3 -m compileall -q $(KSRC)/tools/net/ynl >/dev/null
 	touch $@
 
 regen: ksrc

@@ -432,6 +432,46 @@ ynl_cli() {
 	return 1
 }
 
+# ynl_listen GROUP SECONDS [PREFIX...]: what "cli.py --subscribe GROUP
+# --sleep SECONDS --output-json" prints, with YNL's own YnlFamily and JSON
+# encoder, run through PREFIX (setpriv ...) if given; but where the CLI
+# always sleeps the longest a scenario may take, this one stops once sent
+# SIGUSR1 (ynl_listen_end) and no event came for a second, or after
+# SECONDS. The events queue in the socket meanwhile. Run it in the
+# background: it execs Python, so $! is the process whose socket joins the
+# group (wait_subscribed), and the handler is set before it joins.
+ynl_listen() {
+	local group=$1 secs=$2
+	shift 2
+
+	exec "$@" env PYTHONPATH="$YNL_DIR" /usr/bin/python3 -c '
+import json, signal, sys, time
+from cli import YnlEncoder
+from lib import YnlFamily
+done = []
+signal.signal(signal.SIGUSR1, lambda *_: done.append(1))
+ynl = YnlFamily(sys.argv[1], "")
+ynl.ntf_subscribe(sys.argv[2])
+deadline = time.monotonic() + float(sys.argv[3])
+while not done and time.monotonic() < deadline:
+    time.sleep(0.1)
+quiet, seen = time.monotonic(), 0
+while done and time.monotonic() < deadline and time.monotonic() - quiet < 1:
+    ynl.check_ntf()
+    if len(ynl.async_msg_queue) != seen:
+        quiet, seen = time.monotonic(), len(ynl.async_msg_queue)
+    time.sleep(0.1)
+ynl.check_ntf()
+print(json.dumps(ynl.async_msg_queue, cls=YnlEncoder))
+' "$GPUCTL_SPEC" "$group" "$secs"
+}
+
+# ynl_listen_end PID: tells ynl_listen PID that the scenario is over, and
+# waits for it to print what it got.
+ynl_listen_end() {
+	kill -USR1 "$1" && wait "$1"
+}
+
 # ynl ARGS...: the CLI on the gpuctl family, JSON out (--do OP --json ...,
 # --dump OP, --multi OP JSON ...).
 ynl() {

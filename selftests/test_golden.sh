@@ -147,28 +147,6 @@ check_rescan_hda() {
 	[ "$tracked" = "$want" ]
 }
 
-# ynl_listen DONE: what "cli.py --subscribe ledger --sleep N --output-json"
-# does, with its own YnlFamily and JSON encoder, except that it stops
-# waiting once the file DONE exists (or after LISTEN seconds) instead of
-# always sleeping the longest a scenario may take. The events queue in the
-# socket meanwhile and are read once, as the CLI reads them.
-# It runs in the background and execs Python, so that $! is the process
-# whose socket joins the group.
-ynl_listen() {
-	PYTHONPATH=$YNL_DIR exec /usr/bin/python3 -c '
-import json, os, sys, time
-from cli import YnlEncoder
-from lib import YnlFamily
-ynl = YnlFamily(sys.argv[1], "")
-ynl.ntf_subscribe("ledger")
-deadline = time.monotonic() + float(sys.argv[3])
-while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
-    time.sleep(0.1)
-ynl.check_ntf()
-print(json.dumps(ynl.async_msg_queue, cls=YnlEncoder))
-' "$GPUCTL_SPEC" "$1" "$LISTEN"
-}
-
 # Until FILE has not grown for a second (at most 100 s): the events of a
 # scenario have all arrived.
 wait_quiet() {	# FILE
@@ -194,7 +172,7 @@ capture() {	# NAME SCENARIO
 	tpid=$!
 	PIDS+=("$tpid")
 	wait_subscribed "$tpid" "$gid" || { echo "gpuctl monitor did not subscribe"; return 1; }
-	ynl_listen "$TMP/$name.done" >"$TMP/$name.ynl" 2>"$TMP/$name.ynl.err" &
+	ynl_listen ledger "$LISTEN" >"$TMP/$name.ynl" 2>"$TMP/$name.ynl.err" &
 	ypid=$!
 	PIDS+=("$ypid")
 	wait_subscribed "$ypid" "$gid" || { echo "YNL listener did not subscribe"; return 1; }
@@ -204,8 +182,7 @@ capture() {	# NAME SCENARIO
 	# A capture that ended before the scenario did would miss events.
 	kill -0 "$ypid" 2>/dev/null ||
 		{ echo "the scenario outlasted the listener's $LISTEN s"; return 1; }
-	touch "$TMP/$name.done"
-	wait "$ypid" || { cat "$TMP/$name.ynl.err"; return 1; }
+	ynl_listen_end "$ypid" || { cat "$TMP/$name.ynl.err"; return 1; }
 	kill -TERM "$tpid"
 	wait "$tpid" || { echo "gpuctl monitor: exit $?"; return 1; }
 	echo "YNL:"

@@ -114,19 +114,17 @@ check_scan() {
 		and .[0].parent == "mbochs" and .[0].driver == "mbochs"' "$TMP/got"
 }
 
-# ntf_start: the CLI subscribed to "monitor" as an unprivileged user, for
-# SECONDS; its notifications in $TMP/ntf when it ends.
+# ntf_start SECONDS: YNL subscribed to "monitor" as an unprivileged user,
+# for SECONDS at most; ntf_end: its notifications, once the scenario is over.
 ntf_start() {	# SECONDS
-	setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		env PYTHONPATH="$YNL_DIR" /usr/bin/python3 "$YNL_DIR/cli.py" \
-		--spec "$GPUCTL_SPEC" --no-schema --output-json \
-		--subscribe monitor --sleep "$1" >"$TMP/ntf" 2>"$TMP/ntf.err" &
+	ynl_listen monitor "$1" setpriv --reuid=nobody --regid=nogroup \
+		--clear-groups >"$TMP/ntf" 2>"$TMP/ntf.err" &
 	NTF_PID=$!
 	wait_subscribed "$NTF_PID" "$(monitor_group_id monitor)"
 }
 
 ntf_end() {
-	wait "$NTF_PID"
+	ynl_listen_end "$NTF_PID"
 	NTF_PID=
 	cat "$TMP/ntf.err"
 	jq -c '.[] | [.name, .msg.uuid, .msg.type]' "$TMP/ntf"

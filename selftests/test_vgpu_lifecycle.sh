@@ -126,18 +126,16 @@ completes() {	# "WORDS" LINE...: completing LINE offers exactly WORDS
 	tr ' ' '\n' <<<"$want" | LC_ALL=C sort | diff -u - "$TMP/words"
 }
 
-# ntf_start SECONDS: the CLI subscribed to "ledger" as root, for SECONDS;
-# a process of its own, whose socket wait_subscribed can see
+# ntf_start SECONDS: YNL subscribed to "ledger" as root, for SECONDS at
+# most; ntf_end: its mdev notifications, once the scenario is over.
 ntf_start() {
-	PYTHONPATH="$YNL_DIR" /usr/bin/python3 "$YNL_DIR/cli.py" \
-		--spec "$GPUCTL_SPEC" --no-schema --output-json \
-		--subscribe ledger --sleep "$1" >"$TMP/ntf" 2>"$TMP/ntf.err" &
+	ynl_listen ledger "$1" >"$TMP/ntf" 2>"$TMP/ntf.err" &
 	NTF_PID=$!
 	wait_subscribed "$NTF_PID" "$(monitor_group_id ledger)"
 }
 
 ntf_end() {
-	wait "$NTF_PID"
+	ynl_listen_end "$NTF_PID"
 	NTF_PID=
 	cat "$TMP/ntf.err"
 	jq -c '.[] | select(.name | startswith("mdev-")) |

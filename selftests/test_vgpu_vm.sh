@@ -118,15 +118,13 @@ check_detach() {
 	local id
 
 	id=$(cat "$TMP/a.id") || return 1
-	PYTHONPATH="$YNL_DIR" /usr/bin/python3 "$YNL_DIR/cli.py" \
-		--spec "$GPUCTL_SPEC" --no-schema --output-json \
-		--subscribe ledger --sleep 15 >"$TMP/ntf" 2>"$TMP/ntf.err" &
+	ynl_listen ledger 15 >"$TMP/ntf" 2>"$TMP/ntf.err" &
 	NTF_PID=$!
 	wait_subscribed "$NTF_PID" "$(monitor_group_id ledger)" || return 1
 	qemu_quit || return 1
 	wait_open 0 || return 1
 	[ "$(alloc_state "$id")" = gone ] || return 1
-	wait "$NTF_PID"
+	ynl_listen_end "$NTF_PID"
 	NTF_PID=
 	cat "$TMP/ntf.err"
 	jq -c --argjson id "$id" '.[] | select(.name == "alloc-del-ntf" and
