@@ -130,13 +130,17 @@ static int module_installed(const char *ko, struct module_id *id)
 	return 0;
 }
 
-/* Whether loading @inst would change what runs */
+/*
+ * Whether loading @inst would change what runs: another version, or the
+ * same version built from other sources
+ */
 static bool module_differs(const struct module_id *run,
 			   const struct module_id *inst)
 {
-	if (run->srcversion[0] && inst->srcversion[0])
-		return strcmp(run->srcversion, inst->srcversion);
-	return strcmp(run->version, inst->version);
+	if (strcmp(run->version, inst->version))
+		return true;
+	return run->srcversion[0] && inst->srcversion[0] &&
+	       strcmp(run->srcversion, inst->srcversion);
 }
 
 /*
