@@ -51,6 +51,32 @@ else
 	result fail "make deb: packages built, no lintian errors"
 fi
 
+# The same tree once more as a newer version, for the guest's upgrade
+# (build/deb-upgrade/): a changelog entry on top of a copy, nothing else.
+upgrade_debs() {
+	local v
+
+	rm -rf build/deb-upgrade || return 1
+	mkdir -p build/deb-upgrade/gpuctl || return 1
+	git ls-files -z --cached --others --exclude-standard |
+		tar -c --null -T - | tar -x -C build/deb-upgrade/gpuctl || return 1
+	v=$(dpkg-parsechangelog -l debian/changelog -S Version) || return 1
+	{
+		printf 'gpuctl (%s+upgrade1) unstable; urgency=medium\n\n' "$v"
+		printf '  * A newer version for the upgrade test.\n\n'
+		printf ' -- %s  %s\n\n' "$(dpkg-parsechangelog -l debian/changelog -S Maintainer)" \
+			"$(date -R)"
+		cat debian/changelog
+	} >build/deb-upgrade/gpuctl/debian/changelog || return 1
+	(cd build/deb-upgrade/gpuctl && dpkg-buildpackage -us -uc -b)
+}
+if upgrade_debs >"$out/deb-upgrade.log" 2>&1; then
+	result ok "the packages as a newer version, for the upgrade"
+else
+	sed 's/^/# /' "$out/deb-upgrade.log" | tail -n 40
+	result fail "the packages as a newer version, for the upgrade"
+fi
+
 # Each guest's cases count as make check counts them; one that stopped
 # early fails each case it did not report (run_tests.sh --minimum).
 for k in $kernels; do

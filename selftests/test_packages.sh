@@ -15,6 +15,13 @@
 #     with a name of its own), each built module carries its signature;
 #   - modprobe loads DKMS's module, and the packaged tool lists the GPU;
 #     the tool, the boot files and the conffile are where gpuctl.8 says;
+#   - an upgrade to a newer version (build/deb-upgrade, make
+#     check-packages) with an allocation in the ledger: a malformed
+#     gpuctl.conf stops it with FILE:LINE and the old module running; with
+#     the file mended, a VFIO user that holds the GPU defers the reload
+#     (the package says so, gpuctl module show says why); once it is gone,
+#     gpuctl module reload brings in the new module with the same ledger,
+#     ids included, and the GPU never leaves vfio-pci;
 #   - gpuctl-cloudstack diverts the agent's gpudiscovery.sh and gives it
 #     back on removal;
 #   - apt-get remove takes out the module of every kernel, the hook and the
@@ -32,6 +39,9 @@ set -o pipefail
 TMP=$(mktemp -d /tmp/test_packages.XXXXXX)
 SIGNER="gpuctl test signing key"
 DEBS=${GPUCTL_DEBS:-$GPUCTL_ROOT/build/deb}
+UPGRADE_DEBS=${GPUCTL_UPGRADE_DEBS:-$GPUCTL_ROOT/build/deb-upgrade}
+CONF=/etc/gpuctl/gpuctl.conf
+VM=1b4e28ba-2fa1-11d2-883f-0016d3cca427
 GPU=0000:01:00.0
 AGENT_SCRIPT=/usr/share/cloudstack-common/scripts/vm/hypervisor/kvm/gpudiscovery.sh
 HOOK=/usr/share/initramfs-tools/hooks/gpuctl
@@ -40,6 +50,8 @@ UNIT_LINK=/etc/systemd/system/multi-user.target.wants/gpuctl.service
 export DEBIAN_FRONTEND=noninteractive
 
 cleanup() {
+	vfio_open_stop
+	[ -d /sys/module/gpuctl ] && gpuctl alloc del owner "$VM" >/dev/null 2>&1
 	[ -d /sys/module/gpuctl ] && gpuctl reserve del "$GPU" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
@@ -48,10 +60,11 @@ trap cleanup EXIT
 # apt-get in a guest without a network: what is not on the root or in
 # the files named fails (--no-download would refuse ./FILE, apt 2.6)
 # (also on the guest console, where a run that times out shows how far it
-# got)
+# got). apt runs dpkg on a terminal of its own, so the maintainer scripts'
+# lines end in CR LF: the CRs go.
 apt_offline() {
 	echo "\$ apt-get $*"
-	apt-get -y -q -o Acquire::Retries=0 "$@" 2>&1 | tee /dev/console
+	apt-get -y -q -o Acquire::Retries=0 "$@" 2>&1 | tr -d '\r' | tee /dev/console
 }
 
 # The kernels that have headers, one per line
@@ -75,6 +88,10 @@ check_setup() {
 	fi
 	VERSION=$(dpkg-deb -f "$DEBS"/gpuctl-dkms_*_all.deb Version) || return 1
 	echo "packages $VERSION in $DEBS"
+	VERSION2=$(dpkg-deb -f "$UPGRADE_DEBS"/gpuctl-dkms_*_all.deb Version) ||
+		return 1
+	echo "upgrade to $VERSION2 from $UPGRADE_DEBS"
+	dpkg --compare-versions "$VERSION2" gt "$VERSION" || return 1
 	mapfile -t KERNELS < <(kernels_with_headers)
 	echo "kernels with headers: ${KERNELS[*]}"
 	[ "${#KERNELS[@]}" -ge 2 ] || return 1
@@ -207,6 +224,77 @@ check_files() {
 		grep -q '^ /etc/modprobe.d/gpuctl.conf ' "$TMP/conffiles"
 }
 
+# The ledger as the independent client reads it
+nl_ledger() {
+	gpuctl-nl alloc-dump && gpuctl-nl limit-dump
+}
+
+# An allocation and a limit in the ledger; a malformed line in gpuctl.conf
+# stops the upgrade before the old module is unloaded. The other kernel's
+# headers are hidden again: one DKMS build under TCG is enough here.
+check_upgrade_bad_conf() {
+	local line rc=0
+
+	rm "/lib/modules/$OTHER/build" || return 1
+	/usr/sbin/gpuctl reserve add "$GPU" take || return 1
+	expect_pci_driver "$GPU" vfio-pci 10 || return 1
+	/usr/sbin/gpuctl alloc add owner "$VM" id 77 account acme dev "$GPU" ||
+		return 1
+	/usr/sbin/gpuctl limit set account acme max 2 || return 1
+	nl_ledger >"$TMP/ledger" || return 1
+	cat "$TMP/ledger"
+	cp "$CONF" "$TMP/conf" || return 1
+	echo "reserve 0000:zz:00.0" >>"$CONF"
+	line=$(wc -l <"$CONF")
+	(cd "$UPGRADE_DEBS" && apt_offline install ./gpuctl_*.deb ./gpuctl-dkms_*.deb) \
+		>"$TMP/upgrade" 2>&1 || rc=$?
+	print_file "" "$TMP/upgrade"
+	[ "$rc" != 0 ] || { echo "the upgrade went through"; return 1; }
+	grep -q "^$CONF:$line: " "$TMP/upgrade" || return 1
+	grep -q "^gpuctl-dkms: $CONF has errors (above); the running gpuctl module" \
+		"$TMP/upgrade" || return 1
+	[ "$(cat /sys/module/gpuctl/version)" = "$VERSION" ] || return 1
+	expect_pci_driver "$GPU" vfio-pci 0 || return 1
+	nl_ledger | diff -u "$TMP/ledger" -
+}
+
+# The file mended, dpkg finishes the upgrade; a VFIO user holds the GPU,
+# so the old module stays and both the package and the tool say why
+check_upgrade_deferred() {
+	cp "$TMP/conf" "$CONF" || return 1
+	vfio_open_start "$GPU" || return 1
+	dpkg --configure -a >"$TMP/configure" 2>&1 || {
+		print_file "" "$TMP/configure"
+		return 1
+	}
+	print_file "" "$TMP/configure"
+	grep -qx "$GPU is open by a VFIO user" "$TMP/configure" || return 1
+	grep -q "^gpuctl-dkms: gpuctl.ko ${VERSION2%%-*} is installed; the running module stays" \
+		"$TMP/configure" || return 1
+	[ "$(cat /sys/module/gpuctl/version)" = "$VERSION" ] || return 1
+	run_captured "$TMP/out" "$TMP/err" /usr/sbin/gpuctl -j module show || return 1
+	json_check --arg r "$VERSION" --arg i "${VERSION2%%-*}" \
+		--arg b "$GPU is open by a VFIO user" \
+		'.running == $r and .installed == $i and .reload_due and
+		 .reload_blocked_by == [$b]' "$TMP/out" || return 1
+	# the same ledger, the allocation running while its GPU is open
+	nl_ledger | sed 's/ state=running$/ state=idle/' | diff -u "$TMP/ledger" -
+}
+
+# Once the VFIO user is gone, the reload brings the new module in with the
+# same ledger; the GPU stays on vfio-pci. Then the stage's own allocation,
+# limit and rule go, for the removal's stages.
+check_upgrade_reload() {
+	vfio_open_stop
+	run_captured "$TMP/out" "$TMP/err" /usr/sbin/gpuctl module reload || return 1
+	[ "$(cat /sys/module/gpuctl/version)" = "${VERSION2%%-*}" ] || return 1
+	expect_pci_driver "$GPU" vfio-pci 0 || return 1
+	nl_ledger | diff -u "$TMP/ledger" - || return 1
+	/usr/sbin/gpuctl alloc del owner "$VM" || return 1
+	/usr/sbin/gpuctl limit set account acme max none || return 1
+	/usr/sbin/gpuctl reserve del "$GPU"
+}
+
 # gpuctl-cloudstack moves the agent's script aside and gives it back
 check_cloudstack() {
 	mkdir -p "${AGENT_SCRIPT%/*}" || return 1
@@ -260,7 +348,7 @@ check_purge() {
 }
 
 ktap_header
-ktap_plan 9
+ktap_plan 12
 ktap_run_stage "overlay root, packages and kernel headers; the suite's module unloaded" \
 	check_setup
 ktap_run_stage "apt-get install ./gpuctl_*.deb ./gpuctl-dkms_*.deb, offline; a kernel without headers named" \
@@ -270,6 +358,12 @@ ktap_run_stage "the other kernel's headers installed: DKMS's hook builds it" \
 ktap_run_stage "DKMS built gpuctl.ko for every kernel with headers, signed with its key" check_dkms
 ktap_run_stage "modprobe loads DKMS's module; gpuctl dev show lists the GPU" check_load
 ktap_run_stage "tool, man page, completion, boot files, conffiles, unit enabled" check_files
+ktap_run_stage "upgrade with a malformed gpuctl.conf: stops with FILE:LINE, old module and ledger kept" \
+	check_upgrade_bad_conf
+ktap_run_stage "upgrade while a VFIO user holds the GPU: reload deferred, said by the package and module show" \
+	check_upgrade_deferred
+ktap_run_stage "gpuctl module reload: the new module, the same ledger, the GPU on vfio-pci" \
+	check_upgrade_reload
 ktap_run_stage "gpuctl-cloudstack diverts gpudiscovery.sh and gives it back" check_cloudstack
 ktap_run_stage "remove: module, hook and unit gone; reserved GPU stays on vfio-pci" check_remove
 ktap_run_stage "purge: /etc/gpuctl gone; reserved GPU stays on vfio-pci" check_purge
