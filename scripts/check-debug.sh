@@ -52,15 +52,8 @@ export GPUCTL_FUZZ_MESSAGES=${GPUCTL_FUZZ_MESSAGES:-1000000}
 export GPUCTL_FUZZ_TIMEOUT=${GPUCTL_FUZZ_TIMEOUT:-$((GPUCTL_FUZZ_MESSAGES / 50 + 600))}
 export GPUCTL_STRESS_SECONDS=${GPUCTL_STRESS_SECONDS:-60}
 
-pass=0 fail=0 skip=0 n=0
-
-result() {	# result ok|fail DESCRIPTION
-	n=$((n + 1))
-	case $1 in
-	ok) pass=$((pass + 1)); echo "ok $n $2" ;;
-	*) fail=$((fail + 1)); echo "not ok $n $2" ;;
-	esac
-}
+# shellcheck source=scripts/check-lib.sh
+source scripts/check-lib.sh
 
 finish() {
 	echo "1..$n"

@@ -21,25 +21,11 @@ mkdir -p "$out"
 
 scripts/install-deps.sh test || exit 1
 
-newest_of() {
-	for f in /boot/vmlinuz-"$1".*-amd64; do
-		[ -e "$f" ] && echo "${f#/boot/vmlinuz-}"
-	done | sort -V | tail -n1
-}
-kernels=${GPUCTL_KERNELS:-$(newest_of 6.1; newest_of 6.12)}
-kernels=${kernels//$'\n'/ }
+# shellcheck source=scripts/check-lib.sh
+source scripts/check-lib.sh
+kernels=$(check_kernels)
 # The guest's one program runs for minutes (selftests/settings has 300 s).
 export GPUCTL_PROG_TIMEOUT=${GPUCTL_PROG_TIMEOUT:-1800}
-
-pass=0 fail=0 skip=0 n=0
-
-result() {	# result ok|fail DESCRIPTION
-	n=$((n + 1))
-	case $1 in
-	ok) pass=$((pass + 1)); echo "ok $n $2" ;;
-	*) fail=$((fail + 1)); echo "not ok $n $2" ;;
-	esac
-}
 
 echo "TAP version 13"
 echo "# gpuctl make check-packages: kernels: $kernels"

@@ -36,24 +36,9 @@ scripts/install-deps.sh test || exit 1
 topologies=${GPUCTL_TOPOLOGIES:-full noiommu}
 # Debian 12's 6.1 and the 6.12 from bookworm (security/backports): the
 # newest installed release of each series.
-newest_of() {
-	for f in /boot/vmlinuz-"$1".*-amd64; do
-		[ -e "$f" ] && echo "${f#/boot/vmlinuz-}"
-	done | sort -V | tail -n1
-}
-kernels=${GPUCTL_KERNELS:-$(newest_of 6.1; newest_of 6.12)}
-kernels=${kernels//$'\n'/ }
-
-pass=0 fail=0 skip=0 n=0
-
-result() {	# result ok|fail|skip DESCRIPTION
-	n=$((n + 1))
-	case $1 in
-	ok) pass=$((pass + 1)); echo "ok $n $2" ;;
-	skip) skip=$((skip + 1)); echo "ok $n $2 # SKIP" ;;
-	*) fail=$((fail + 1)); echo "not ok $n $2" ;;
-	esac
-}
+# shellcheck source=scripts/check-lib.sh
+source scripts/check-lib.sh
+kernels=$(check_kernels)
 
 step() {	# step DESCRIPTION LOG CMD...: one host-side test case
 	local desc=$1 log=$2
