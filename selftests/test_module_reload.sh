@@ -166,10 +166,18 @@ check_unprivileged() {
 	state_unchanged
 }
 
+# The rules go first: a device unbound by the unload keeps gpuctl's
+# driver_override, and the next load would bind it again with no rule to
+# release it, leaving it off its host driver for the tests after this one.
 check_not_loaded() {
 	local rc=0
 
 	nl_allocs_cleanup
+	gpuctl-nl limit-set scope account name acme >/dev/null
+	nl_rules_cleanup
+	expect_pci_driver "$FREE" "" 10 || return 1
+	expect_pci_driver "$MF_GPU" bochs-drm 10 || return 1
+	expect_pci_driver "$MF_HDA" snd_hda_intel 10 || return 1
 	gpuctl_unload || return 1
 	reload_ko || rc=$?
 	[ "$rc" = 3 ] || { echo "exit $rc, want 3"; return 1; }
@@ -195,5 +203,6 @@ ktap_run_stage "module reload ko of a missing file: refused, nothing changes" \
 	check_no_file
 ktap_run_stage "module reload without privilege: refused, nothing changes" \
 	check_unprivileged
-ktap_run_stage "module reload with no module loaded: exit 3" check_not_loaded
+ktap_run_stage "module reload with no module loaded: exit 3; devices back on their drivers" \
+	check_not_loaded
 ktap_finished
