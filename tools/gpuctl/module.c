@@ -182,11 +182,10 @@ static int module_blockers(const struct nl_list *devs,
 	return n;
 }
 
-/* The devices and the allocations, or an exit code */
+/* The devices and the allocations (@allocs initialized), or an exit code */
 static int module_state(struct nl_ctx *nl, struct nl_list *devs,
 			struct nl_list *allocs)
 {
-	alloc_list_init(allocs);
 	if (dev_dump(nl, devs) || alloc_dump(nl, allocs)) {
 		fprintf(stderr, "gpuctl: module: cannot read the devices and the ledger\n");
 		return EXIT_KERNEL;
@@ -194,12 +193,12 @@ static int module_state(struct nl_ctx *nl, struct nl_list *devs,
 	return EXIT_OK;
 }
 
-static void print_version(const char *key, const char *label,
-			  const struct module_id *id, bool there)
+static void print_version(const char *key, const struct module_id *id,
+			  bool there)
 {
 	char fmt[48];
 
-	snprintf(fmt, sizeof(fmt), "%s %%s\n", label);
+	snprintf(fmt, sizeof(fmt), "%s %%s\n", key);
 	if (there && id->version[0])
 		print_string(PRINT_ANY, key, fmt, id->version);
 	else
@@ -248,8 +247,8 @@ static int cmd_module_show(struct gpuctl *g, struct args *a)
 	fclose(fp);
 
 	new_json_obj();
-	print_version("running", "running", &run, loaded);
-	print_version("installed", "installed", &inst, installed);
+	print_version("running", &run, loaded);
+	print_version("installed", &inst, installed);
 	/* a reload is due when modprobe would load another module */
 	print_bool(PRINT_ANY, "reload_due", "reload due %s\n",
 		   loaded && installed && module_differs(&run, &inst));
@@ -376,6 +375,7 @@ static int module_reload(struct gpuctl *g, const char *ko)
 		return EXIT_OK;
 	}
 	reserve_list_init(&rules);
+	alloc_list_init(&allocs);
 	ret = gpuctl_nl(g, &nl);
 	if (!ret)
 		ret = module_state(nl, &devs, &allocs);
