@@ -40,6 +40,28 @@ topologies=${GPUCTL_TOPOLOGIES:-full noiommu}
 source scripts/check-lib.sh
 kernels=$(check_kernels)
 
+# CI shows only the last lines of make check, so the end repeats, in a
+# few lines, each failed stage, the programs in it that failed, its first
+# failed case and the first complaint of its runner (a kernel report, a
+# timeout). why_failed STAGE LOG [STDERR] adds a stage's lines.
+failures=()
+why_failed() {
+	local log=$2 err=${3:-} progs first last runner=
+
+	progs=$(grep -E '^not ok [0-9]+ ' "$log" 2>/dev/null | sed -E 's/^not ok [0-9]+ //; s/ #.*//' |
+		awk '{ n++ } n <= 6 { s = s (n > 1 ? ", " : "") $0 }
+		     END { if (n > 6) s = s " and " n - 6 " more"; print s }')
+	first=$(grep -m1 -E '^ +not ok ' "$log" 2>/dev/null | sed -E 's/^ +//')
+	last=$(grep -E '^(not )?ok [0-9]+ ' "$log" 2>/dev/null | tail -n1)
+	[ -n "$err" ] && runner=$(grep -m1 -E '^run\.sh: ' "$err" 2>/dev/null)
+	failures+=("# failed: $1")
+	[ -n "$progs" ] && failures+=("#   programs: $progs")
+	[ -n "$first" ] && failures+=("#   first: ${first:0:150}")
+	[ -n "$last" ] && failures+=("#   last result: ${last:0:150}")
+	[ -n "$runner" ] && failures+=("#   ${runner:0:150}")
+	return 0
+}
+
 step() {	# step DESCRIPTION LOG CMD...: one host-side test case
 	local desc=$1 log=$2
 	shift 2
@@ -48,6 +70,7 @@ step() {	# step DESCRIPTION LOG CMD...: one host-side test case
 	else
 		sed 's/^/# /' "$log" | tail -n 40
 		result fail "$desc"
+		failures+=("# failed: $desc: $(grep -v '^$' "$log" | tail -n1 | cut -c1-150)")
 	fi
 }
 
@@ -67,7 +90,8 @@ count_ktap() {
 # than its plan, or fewer cases than MINIMUM: each result or case it did
 # not print counts as a failed case.
 stage() {
-	local name=$1 log=$2 rc=$3 min=${4:-0} p f s plan printed missing=0 why=
+	local name=$1 log=$2 rc=$3 min=${4:-0} err=${5:-} p f s plan printed
+	local missing=0 why=
 
 	read -r p f s plan printed < <(count_ktap "$log")
 	if [ "$plan" = - ]; then
@@ -82,13 +106,18 @@ stage() {
 	echo "# $name: $p passed, $((f + missing)) failed, $s skipped," \
 	     "in $(($(date +%s) - start)) s"
 	if [ -n "$why" ]; then
-		result fail "$name: stopped after $why (exit $rc)"
+		why="stopped after $why (exit $rc)"
 	elif [ "$printed" != "$plan" ]; then
-		result fail "$name: $printed results for a plan of $plan"
+		why="$printed results for a plan of $plan"
 	elif [ "$rc" != 0 ]; then
-		result fail "$name: exit $rc"
+		why="exit $rc"
+	fi
+	if [ -n "$why" ]; then
+		result fail "$name: $why"
+		why_failed "$name: $((f + missing)) failed, $why" "$log" "$err"
 	else
 		result ok "$name: ran and reported every result"
+		[ "$f" = 0 ] || why_failed "$name: $f failed" "$log" "$err"
 	fi
 }
 
@@ -171,7 +200,7 @@ report_suites() {
 		[ "$rc" -eq 0 ] || sed 's/^/# /' "$out/$k-$t.err" | tail -n 30
 		start=$(($(date +%s) - $(cat "$out/$k-$t.secs" 2>/dev/null || echo 0)))
 		stage "$k $t: guest suite, kernel log clean (console log $out/$k-$t.console)" \
-			"$log" "$rc" "$(selftests/run_tests.sh --minimum "$t")"
+			"$log" "$rc" "$(selftests/run_tests.sh --minimum "$t")" "$out/$k-$t.err"
 	done
 }
 
@@ -234,9 +263,10 @@ for k in $kernels; do
 	rc=$?
 	sed 's/^/    /' "$log"
 	[ $rc -eq 0 ] || sed 's/^/# /' "$log.err" | tail -n 30
-	stage "$k boot: initramfs images booted (logs in build/boot/$k)" "$log" "$rc"
+	stage "$k boot: initramfs images booted (logs in build/boot/$k)" "$log" "$rc" 0 "$log.err"
 done
 
+[ ${#failures[@]} -eq 0 ] || printf '%s\n' "${failures[@]:0:16}"
 echo "1..$n"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
