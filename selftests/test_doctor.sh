@@ -12,7 +12,9 @@
 #     the e1000 behind the PCIe-to-PCI bridge is named as a foreign member
 #     of its GPU's group (a warning, a fail once that GPU is reserved); a
 #     reserved GPU that a host driver holds fails, named with its driver;
-#     the rules and the ledger are counted, and need root;
+#     the rules and the ledger are counted, and need root; a GPU that a
+#     module unloaded under its rule left on gpuctl-vfio-pci, bound again
+#     by the next load with no rule, is a warning whose fix works;
 #   - without the module the module check fails with "modprobe gpuctl";
 #   - GPUCTL_DOCTOR_ROOT shows the doctor files of another host: an
 #     unsigned module on a Secure Boot host fails, a command line with
@@ -252,6 +254,38 @@ check_reserved() {
 	gpuctl alloc del owner "$VM" && nl_rules_cleanup && expect_pci_driver "$GPU" bochs-drm 30
 }
 
+# A module unloaded while its rule held a GPU on gpuctl-vfio-pci: the
+# kernel keeps the device's driver_override, so the next load binds it
+# there again, with no rule. A warning names it, and its fix, run as
+# printed, gives it back to bochs-drm.
+check_leftover() {
+	local fix
+
+	nl_rule_new "$GPU" driver gpuctl-vfio-pci take &&
+		expect_pci_driver "$GPU" gpuctl-vfio-pci 10 || return 1
+	gpuctl_unload && gpuctl_load || return 1
+	RULES=()
+	expect_pci_driver "$GPU" gpuctl-vfio-pci 10 || return 1
+	[ -z "$(gpuctl-nl rule-dump)" ] || return 1
+	doctor "$TMP/out"
+	check_of "$TMP/out" reserved-drivers | json_check --arg a "$GPU" '
+		.status == "warn" and
+		.summary == "\($a) is on gpuctl-vfio-pci but no rule reserves it" and
+		.evidence == ["/sys/bus/pci/devices/\($a)/driver: gpuctl-vfio-pci (no rule)"] and
+		.fix == ["\($a): gpuctl reserve add \($a) driver gpuctl-vfio-pci, then gpuctl reserve del \($a): the rule'"'"'s end gives it back to its host driver"]' ||
+		return 1
+	fix=$(check_of "$TMP/out" reserved-drivers | jq -r '.fix[0]') || return 1
+	fix=${fix#"$GPU: "}
+	fix=${fix%%: the rule*}
+	echo "fix: $fix"
+	# shellcheck disable=SC2086 # the two commands as printed, split on spaces
+	${fix%%, then *} && ${fix#*, then } || return 1
+	expect_pci_driver "$GPU" bochs-drm 30 || return 1
+	doctor "$TMP/out"
+	check_of "$TMP/out" reserved-drivers | json_check '.status == "pass" and
+		.summary == "0 reserved devices, each on its VFIO driver"'
+}
+
 # sb_root DIR ON TAINT: a host with Secure Boot ON (1 or 0) and a gpuctl
 # module of taint flags TAINT
 sb_root() {
@@ -385,7 +419,7 @@ check_json() {
 
 ktap_header
 if [ -e "$SYS_PCI/$PB_NIC" ]; then
-	ktap_plan 10
+	ktap_plan 11
 	ktap_run_stage "module, lsinitramfs and cpio" check_setup
 	ktap_run_stage "without the module: module fails with modprobe gpuctl, exit 4" \
 		check_no_module
@@ -397,6 +431,8 @@ if [ -e "$SYS_PCI/$PB_NIC" ]; then
 		check_foreign
 	ktap_run_stage "a reserved GPU on bochs-drm fails, named; the ledger for root only" \
 		check_reserved
+	ktap_run_stage "a GPU left on gpuctl-vfio-pci with no rule warns; the fix as printed gives it back" \
+		check_leftover
 	ktap_run_stage "an unsigned module fails on a Secure Boot host only" check_signature
 	ktap_run_stage "initramfs: none warns, without the softdeps fails" check_initramfs
 	ktap_run_stage "softdeps: every GPU driver without one named" check_softdeps

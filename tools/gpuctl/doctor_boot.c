@@ -294,7 +294,7 @@ static void driver_module(const struct doctor *dr, const char *addr,
 static bool vfio_driver(const char *driver)
 {
 	return !strcmp(driver, "vfio-pci") ||
-	       !strcmp(driver, "gpuctl-vfio-pci") ||
+	       !strcmp(driver, GPUCTL_VFIO_DRIVER) ||
 	       !strcmp(driver, "pci-stub");
 }
 

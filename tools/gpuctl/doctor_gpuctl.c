@@ -4,7 +4,8 @@
  *
  * gpuctl doctor, gpuctl's own checks: the module answers, every reserved
  * device is on its rule's VFIO driver in sysfs (not only in the module's
- * word), and the rules and the ledger hold nothing that needs a hand.
+ * word) and no other device is on gpuctl's, and the rules and the ledger
+ * hold nothing that needs a hand.
  */
 
 #include <errno.h>
@@ -65,6 +66,30 @@ static const char *reserving_driver(const struct doctor *dr,
 	return NULL;
 }
 
+/*
+ * A device that no rule reserves, bound to gpuctl-vfio-pci: the rule that
+ * put it there went with a module unloaded while it held it, and
+ * driver_override, which the kernel keeps, bound it again when the module
+ * came back. No host driver takes it until a rule releases it.
+ */
+static void unreserved_on_gpuctl(const struct doctor *dr,
+				 struct doctor_check *c, const char *addr)
+{
+	char drv[64];
+
+	sysfs_driver(dr, addr, drv, sizeof(drv));
+	if (strcmp(drv, GPUCTL_VFIO_DRIVER))
+		return;
+	doctor_set(c, DOCTOR_WARN,
+		   "%s is on " GPUCTL_VFIO_DRIVER " but no rule reserves it",
+		   addr);
+	doctor_evidence(c, "/sys/bus/pci/devices/%s/driver: %s (no rule)",
+			addr, drv);
+	doctor_fix(c,
+		   "%s: gpuctl reserve add %s driver %s, then gpuctl reserve del %s: the rule's end gives it back to its host driver",
+		   addr, addr, GPUCTL_VFIO_DRIVER, addr);
+}
+
 /**
  * doctor_reserved() - each reserved device is on its VFIO driver
  * @dr: the doctor
@@ -118,6 +143,9 @@ void doctor_reserved(const struct doctor *dr, struct doctor_check *c)
 		doctor_evidence(c,
 				"rules not read (%s): the driver is checked against the module's state only",
 				strerror(-dr->ledger_err));
+	for (i = 0; i < dr->devs.n; i++)
+		if (!d[i].reserved)
+			unreserved_on_gpuctl(dr, c, d[i].address);
 	doctor_set(c, DOCTOR_PASS, "%zu reserved devices, each on its VFIO driver",
 		   n);
 }

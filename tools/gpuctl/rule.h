@@ -13,6 +13,8 @@
 
 /* The driver a rule binds to when it names none, as the kernel decides */
 #define RULE_DRIVER_DEFAULT "vfio-pci"
+/* The module's own VFIO driver, which enforces the ledger on opens */
+#define GPUCTL_VFIO_DRIVER "gpuctl-vfio-pci"
 #define RULE_ERR_BUFSZ 256
 
 /*
