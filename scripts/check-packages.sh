@@ -4,7 +4,9 @@
 # make check-packages: gpuctl's Debian packages, built by make deb (lintian
 # errors fail it), then installed, loaded, removed and purged in a guest of
 # each test kernel whose root is an overlay of the host's (topology
-# "packages", selftests/test_packages.sh). Apart from make check: DKMS
+# "packages", selftests/test_packages.sh); the initramfs that
+# update-initramfs made there with the package's hook is then booted
+# (selftests/boot/run.sh --image). Apart from make check: DKMS
 # builds the module for both kernels in every guest, which under TCG takes
 # minutes that make check's half hour has not got. Ends with one line
 # "N passed, N failed, N skipped" over every test case, as make check.
@@ -25,7 +27,7 @@ scripts/install-deps.sh test || exit 1
 source scripts/check-lib.sh
 kernels=$(check_kernels)
 # The guest's one program runs for minutes (selftests/settings has 300 s).
-export GPUCTL_PROG_TIMEOUT=${GPUCTL_PROG_TIMEOUT:-1800}
+export GPUCTL_PROG_TIMEOUT=${GPUCTL_PROG_TIMEOUT:-3300}
 
 echo "TAP version 13"
 echo "# gpuctl make check-packages: kernels: $kernels"
@@ -68,8 +70,9 @@ fi
 for k in $kernels; do
 	log=$out/$k.log
 	start=$(date +%s)
-	selftests/qemu/run.sh --kernel "$k" --topology packages --timeout 2400 \
-		--keep-log "$out/$k.console" \
+	rm -rf "$out/$k.run"
+	selftests/qemu/run.sh --kernel "$k" --topology packages --timeout 3600 \
+		--keep-log "$out/$k.console" --out "$out/$k.run" \
 		-- env GPUCTL_KO="$top/build/$k/gpuctl.ko" \
 		selftests/run_tests.sh packages >"$log" 2>"$log.err"
 	rc=$?
@@ -87,6 +90,25 @@ for k in $kernels; do
 		result ok "$k packages: guest suite, kernel log clean"
 	else
 		result fail "$k packages: guest suite (exit $rc, $printed of $plan results)"
+	fi
+
+	# The initramfs that update-initramfs made in that guest, with the
+	# package's hook (test_packages.sh), booted: the reserved GPUs must
+	# be on vfio-pci before any host driver takes them.
+	log=$out/$k-boot.log
+	start=$(date +%s)
+	selftests/boot/run.sh --kernel "$k" --boots 1 \
+		--image "$out/$k.run/share/initrd.img-$k" >"$log" 2>&1
+	rc=$?
+	sed 's/^/    /' "$log"
+	read -r p f s plan printed < <(scripts/ktap-count.sh "$log")
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	echo "# $k packaged initramfs: $p passed, $f failed, $s skipped," \
+	     "in $(($(date +%s) - start)) s"
+	if [ "$rc" = 0 ] && [ "$plan" != - ] && [ "$printed" = "$plan" ]; then
+		result ok "$k packaged initramfs booted: reserved GPUs on vfio-pci"
+	else
+		result fail "$k packaged initramfs booted (exit $rc, $printed of $plan results)"
 	fi
 done
 

@@ -115,7 +115,7 @@ test_mdev.sh		6
 test_metrics.sh		7
 test_module_reload.sh	7
 test_noiommu.sh		9
-test_packages.sh	12
+test_packages.sh	14
 test_privilege.sh	10
 test_qemu_guest.sh	9
 test_reserve.sh		11

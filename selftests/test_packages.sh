@@ -9,12 +9,17 @@
 #     and install gpuctl.ko, with the package's version, for the running
 #     kernel; the other test kernel's headers are hidden first, and the
 #     install names that kernel and still succeeds;
-#   - its headers back, DKMS's hook (what a linux-headers package runs)
-#     builds the module for it too;
+#   - its headers back but the source broken, DKMS's hook (what a
+#     linux-headers package runs) names that kernel and DKMS's make.log
+#     and keeps the running kernel's module; with the source mended, it
+#     builds the module for that kernel too;
 #   - with a DKMS signing key in place (/var/lib/dkms/mok.key, made here
 #     with a name of its own), each built module carries its signature;
 #   - modprobe loads DKMS's module, and the packaged tool lists the GPU;
 #     the tool, the boot files and the conffile are where gpuctl.8 says;
+#   - update-initramfs with rules in gpuctl.conf: the package's hook puts
+#     DKMS's module, the softdeps and the rules into the image, which make
+#     check-packages then boots (the reserved GPUs on vfio-pci);
 #   - an upgrade to a newer version (build/deb-upgrade, make
 #     check-packages) with an allocation in the ledger: a malformed
 #     gpuctl.conf stops it with FILE:LINE and the old module running; with
@@ -149,6 +154,37 @@ check_install() {
 		grep -qx "gpuctl/$VERSION, $(uname -r), x86_64: installed" "$TMP/dkms"
 }
 
+# A new kernel that gpuctl.ko does not build for (here DKMS's copy of the
+# source starts with an #error): the hook its headers' package runs names
+# the kernel and DKMS's make.log, which has the compiler's error, and the
+# running kernel's module stays installed. The next stage, with the
+# source mended, builds it.
+check_build_failure() {
+	local src=/usr/src/gpuctl-$VERSION/kmod/main.c rc=0
+	local log=/var/lib/dkms/gpuctl/$VERSION/build/make.log
+
+	cp "$src" "$TMP/main.c" || return 1
+	sed -i '1i #error gpuctl-selftest: no build for this kernel' "$src" || return 1
+	ln -s "$HEADERS" "/lib/modules/$OTHER/build" || return 1
+	run-parts --report --arg="$OTHER" /etc/kernel/header_postinst.d \
+		>"$TMP/hook" 2>&1 || rc=$?
+	cp "$TMP/main.c" "$src" || return 1
+	rm "/lib/modules/$OTHER/build" || return 1
+	print_file "" "$TMP/hook"
+	echo "header_postinst.d: exit $rc"
+	grep -q "Bad return status for module build on kernel: $OTHER (x86_64)" "$TMP/hook" ||
+		return 1
+	grep -q "Consult $log for more information" "$TMP/hook" || return 1
+	grep -q "error: #error gpuctl-selftest: no build for this kernel" "$log" || return 1
+	dkms status gpuctl | tee "$TMP/dkms"
+	grep -qx "gpuctl/$VERSION, $(uname -r), x86_64: installed" "$TMP/dkms" || return 1
+	! grep -q ", $OTHER, " "$TMP/dkms" || return 1
+	case $(modinfo -F filename gpuctl) in
+	/lib/modules/"$(uname -r)"/updates/dkms/gpuctl.ko*) ;;
+	*) echo "the running kernel's module is gone"; return 1 ;;
+	esac
+}
+
 # Installing a kernel's headers runs /etc/kernel/header_postinst.d/ (the
 # linux-headers package's postinst); DKMS's hook there builds gpuctl.ko
 check_headers_later() {
@@ -222,6 +258,47 @@ check_files() {
 	print_file "" "$TMP/conffiles"
 	grep -q '^ /etc/gpuctl/gpuctl.conf ' "$TMP/conffiles" &&
 		grep -q '^ /etc/modprobe.d/gpuctl.conf ' "$TMP/conffiles"
+}
+
+# The boot files at work, as a host uses them: gpuctl.conf with the boot
+# selftest's rules, then update-initramfs, which runs the package's hook
+# with its modprobe.d file and DKMS's module. initramfs-tools is set up as
+# the boot selftest's images are (a short modules list, which TCG boots
+# quickly) plus that selftest's reporting boot script. The image goes to
+# GPUCTL_OUT, where make check-packages boots it (selftests/boot/run.sh
+# --image); gpuctl.conf and initramfs-tools are put back.
+check_initramfs() {
+	local rel img boot=$GPUCTL_ROOT/selftests/boot rc=0 list f
+
+	rel=$(uname -r)
+	img=/boot/initrd.img-$rel
+	[ -n "${GPUCTL_OUT:-}" ] || { echo "no GPUCTL_OUT"; return 1; }
+	cp "$CONF" "$TMP/conf.orig" && cp "$boot/gpuctl.conf" "$CONF" || return 1
+	cp -a /etc/initramfs-tools "$TMP/initramfs-tools" || return 1
+	cp "$boot/initramfs/initramfs.conf" "$boot/initramfs/modules" /etc/initramfs-tools/ &&
+		mkdir -p /etc/initramfs-tools/scripts &&
+		cp "$boot/initramfs/scripts/gpuctl-selftest" /etc/initramfs-tools/scripts/ &&
+		echo update_initramfs=yes >/etc/initramfs-tools/update-initramfs.conf || return 1
+	update-initramfs -c -k "$rel" >"$TMP/update" 2>&1 || rc=$?
+	rm -rf /etc/initramfs-tools && cp -a "$TMP/initramfs-tools" /etc/initramfs-tools &&
+		cp "$TMP/conf.orig" "$CONF" || return 1
+	print_file "" "$TMP/update"
+	echo "update-initramfs: exit $rc"
+	[ "$rc" = 0 ] || return 1
+	list=$(lsinitramfs "$img") || return 1
+	for f in "usr/lib/modules/${rel//[.+]/\\&}/updates/dkms/gpuctl\.ko(\.xz)?" \
+		 etc/modprobe.d/gpuctl.conf etc/modprobe.d/gpuctl-reserve.conf \
+		 scripts/gpuctl-selftest; do
+		grep -qxE "$f" <<<"$list" || { echo "not in the image: $f"; return 1; }
+	done
+	mkdir "$TMP/image" && unmkinitramfs "$img" "$TMP/image" || return 1
+	f=$TMP/image/etc/modprobe.d/gpuctl-reserve.conf
+	[ -d "$TMP/image/main" ] && f=$TMP/image/main/etc/modprobe.d/gpuctl-reserve.conf
+	grep -qx "options gpuctl reserve=0000:01:00.0,0000:07:00.0" "$f" || {
+		print_file "" "$f"
+		return 1
+	}
+	cp "$img" "$GPUCTL_OUT/" && ls -l "$GPUCTL_OUT/${img##*/}"
 }
 
 # The ledger as the independent client reads it
@@ -348,16 +425,20 @@ check_purge() {
 }
 
 ktap_header
-ktap_plan 12
+ktap_plan 14
 ktap_run_stage "overlay root, packages and kernel headers; the suite's module unloaded" \
 	check_setup
 ktap_run_stage "apt-get install ./gpuctl_*.deb ./gpuctl-dkms_*.deb, offline; a kernel without headers named" \
 	check_install
+ktap_run_stage "a kernel gpuctl.ko does not build for: the kernel and DKMS's make.log named, the running kernel's module kept" \
+	check_build_failure
 ktap_run_stage "the other kernel's headers installed: DKMS's hook builds it" \
 	check_headers_later
 ktap_run_stage "DKMS built gpuctl.ko for every kernel with headers, signed with its key" check_dkms
 ktap_run_stage "modprobe loads DKMS's module; gpuctl dev show lists the GPU" check_load
 ktap_run_stage "tool, man page, completion, boot files, conffiles, unit enabled" check_files
+ktap_run_stage "update-initramfs: the package's hook puts in DKMS's module, the softdeps and gpuctl.conf's rules" \
+	check_initramfs
 ktap_run_stage "upgrade with a malformed gpuctl.conf: stops with FILE:LINE, old module and ledger kept" \
 	check_upgrade_bad_conf
 ktap_run_stage "upgrade while a VFIO user holds the GPU: reload deferred, said by the package and module show" \

@@ -21,6 +21,11 @@
 #                 image without the softdeps that loads gpuctl from its
 #                 modules list; the host drivers win, as they do on a host
 #                 set up that way, so the reserved GPUs stay on them
+#   packaged      the image of --image FILE, which update-initramfs made
+#                 on a guest with gpuctl's packages installed and
+#                 selftests/boot/gpuctl.conf as /etc/gpuctl/gpuctl.conf
+#                 (selftests/test_packages.sh, make check-packages); the
+#                 only case when --image is given
 
 set -uo pipefail
 
@@ -34,12 +39,14 @@ me=selftests/boot/run.sh
 usage() {
 	cat <<EOF
 usage: $me --kernel REL [--boots N] [--cases "$cases"]
+       $me --kernel REL [--boots N] --image FILE
 
 Outputs (images, console logs) go to build/boot/REL/.
 EOF
 }
 
 rel=
+image=
 boots=2
 cases="plain modprobe cmdline modules-list"
 while [ $# -gt 0 ]; do
@@ -47,11 +54,15 @@ while [ $# -gt 0 ]; do
 	--kernel) rel=$2; shift 2 ;;
 	--boots) boots=$2; shift 2 ;;
 	--cases) cases=$2; shift 2 ;;
+	--image) image=$2; cases=packaged; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
 [ -n "$rel" ] || { usage >&2; exit 2; }
+case " $cases " in
+*" packaged "*) [ -n "$image" ] || { usage >&2; exit 2; } ;;
+esac
 
 out=$root/build/boot/$rel
 mkdir -p "$out"
@@ -158,7 +169,7 @@ boot_once() {
 		read -r addr qdev own role <<<"$line"
 		want=$own
 		case $case in
-		modprobe|cmdline) [ "$role" = reserved ] && want=vfio-pci ;;
+		modprobe|cmdline|packaged) [ "$role" = reserved ] && want=vfio-pci ;;
 		esac
 		got=$(awk -v a="$addr" '$1 == "GPUCTL-PCI" && $2 == a { print $3 }' \
 			<<<"$report")
@@ -176,7 +187,12 @@ echo "KTAP version 1"
 echo "# boot selftest on $rel: cases $cases, $boots boots each (plain once)"
 
 ko=$root/build/$rel/gpuctl.ko
-if [ ! -f "$ko" ]; then
+if [ -n "$image" ] && [ ! -r "$image" ]; then
+	echo "# cannot read $image"
+	echo "1..1"
+	result 1 "packaged image $image"
+	exit 1
+elif [ -z "$image" ] && [ ! -f "$ko" ]; then
 	echo "# no $ko (scripts/build-module.sh $rel)"
 	echo "1..1"
 	result 1 "module built for $rel"
@@ -191,6 +207,7 @@ for c in $cases; do
 	modprobe) plan=$((plan + 3 + boots * per_boot)) ;;
 	cmdline) plan=$((plan + boots * per_boot)) ;;
 	modules-list) plan=$((plan + 1 + per_boot)) ;;
+	packaged) plan=$((plan + boots * per_boot)) ;;
 	*) usage >&2; exit 2 ;;
 	esac
 done
@@ -294,6 +311,14 @@ case " $cases " in
 	[ $rc = 0 ] || sed 's/^/# /' "$out/modules-list.mkinitramfs.log"
 	result $rc "modules-list image built without the softdeps"
 	boot_once modules-list 1 "$out/modules-list.img" " gpuctl.reserve=$rules"
+	;;
+esac
+
+case " $cases " in
+*" packaged "*)
+	for k in $(seq "$boots"); do
+		boot_once packaged "$k" "$image" ""
+	done
 	;;
 esac
 
