@@ -110,8 +110,10 @@ void doctor_reserved(const struct doctor *dr, struct doctor_check *c)
 		return;
 	}
 	for (i = 0; i < dr->devs.n; i++) {
-		if (!d[i].reserved)
+		if (!d[i].reserved) {
+			unreserved_on_gpuctl(dr, c, d[i].address);
 			continue;
+		}
 		n++;
 		sysfs_driver(dr, d[i].address, drv, sizeof(drv));
 		want = reserving_driver(dr, &d[i]);
@@ -143,9 +145,6 @@ void doctor_reserved(const struct doctor *dr, struct doctor_check *c)
 		doctor_evidence(c,
 				"rules not read (%s): the driver is checked against the module's state only",
 				strerror(-dr->ledger_err));
-	for (i = 0; i < dr->devs.n; i++)
-		if (!d[i].reserved)
-			unreserved_on_gpuctl(dr, c, d[i].address);
 	doctor_set(c, DOCTOR_PASS, "%zu reserved devices, each on its VFIO driver",
 		   n);
 }
