@@ -19,41 +19,54 @@
 #include "vf_sysfs.h"
 #include "vgpu_vf.h"
 
-/* Adds one VF's creatable types to @v, one entry per PF and type. */
-static int vf_types_add(const char *vf, struct vgpu_vf_type **v, size_t *n)
+/**
+ * vgpu_vf_types_add() - count one VF's creatable types, per PF
+ * @vf: the VF's address
+ * @pf: its PF's address
+ * @types: grown by the types not yet in it, one entry per PF and type;
+ *	for free()
+ * @n: how many @types has
+ *
+ * A type's available count is the number of the PF's VFs that list it
+ * as creatable: VFs without a type, on a card with room for it. A
+ * function that is no vendor VF, or went meanwhile, lists none.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vgpu_vf_types_add(const char *vf, const char *pf,
+		      struct vgpu_vf_type **types, size_t *n)
 {
-	struct vf_vgpu_type *types;
+	struct vf_vgpu_type *listed;
 	struct vgpu_vf_type *grown;
-	char pf[ADDR_BUFSZ];
 	size_t count, i, j;
 	int ret;
 
-	ret = vf_vgpu_physfn(vf, pf, sizeof(pf));
-	if (!ret)
-		ret = vf_vgpu_creatable(vf, &types, &count);
+	ret = vf_vgpu_creatable(vf, &listed, &count);
+	if (ret == -ENOENT || ret == -ENODEV)
+		return 0;
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
 		for (j = 0; j < *n; j++)
-			if (!strcmp((*v)[j].pf, pf) &&
-			    (*v)[j].type.id == types[i].id)
+			if (!strcmp((*types)[j].pf, pf) &&
+			    (*types)[j].type.id == listed[i].id)
 				break;
 		if (j < *n) {
-			(*v)[j].available++;
+			(*types)[j].available++;
 			continue;
 		}
-		grown = realloc(*v, (*n + 1) * sizeof(**v));
+		grown = realloc(*types, (*n + 1) * sizeof(**types));
 		if (!grown) {
-			free(types);
+			free(listed);
 			return -ENOMEM;
 		}
-		*v = grown;
+		*types = grown;
 		snprintf(grown[*n].pf, sizeof(grown[*n].pf), "%s", pf);
-		grown[*n].type = types[i];
+		grown[*n].type = listed[i];
 		grown[*n].available = 1;
 		(*n)++;
 	}
-	free(types);
+	free(listed);
 	return 0;
 }
 
@@ -66,8 +79,7 @@ static int vf_types_add(const char *vf, struct vgpu_vf_type **v, size_t *n)
  *	given), even one that lists no type now; set on error too, so that
  *	false then means the error came before any such VF
  *
- * A type's available count is the number of the PF's VFs that list it
- * as creatable: VFs without a type, on a card with room for it.
+ * Every vendor VF of sysfs counts, tracked or not (vgpu_vf_types_add()).
  *
  * Return: 0 or a negative errno.
  */
@@ -87,15 +99,17 @@ int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
 	if (ret)
 		return ret;
 	for (i = 0; !ret && i < nvfs; i++) {
-		if (pf && (vf_vgpu_physfn(vfs[i].addr, vf_pf, sizeof(vf_pf)) ||
-			   strcmp(vf_pf, pf)))
+		ret = vf_vgpu_physfn(vfs[i].addr, vf_pf, sizeof(vf_pf));
+		/* a VF that went meanwhile has no types */
+		if (ret == -ENOENT || ret == -ENODEV) {
+			ret = 0;
+			continue;
+		}
+		if (ret || (pf && strcmp(vf_pf, pf)))
 			continue;
 		if (found)
 			*found = true;
-		ret = vf_types_add(vfs[i].addr, types, n);
-		/* a VF that went meanwhile has no types */
-		if (ret == -ENOENT || ret == -ENODEV)
-			ret = 0;
+		ret = vgpu_vf_types_add(vfs[i].addr, vf_pf, types, n);
 	}
 	free(vfs);
 	if (ret) {

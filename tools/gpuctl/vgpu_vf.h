@@ -28,6 +28,8 @@ struct vgpu_vf_type {
 	u32 available;
 };
 
+int vgpu_vf_types_add(const char *vf, const char *pf,
+		      struct vgpu_vf_type **types, size_t *n);
 int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
 		       size_t *n, bool *found);
 void vgpu_vf_type_print(const struct vgpu_vf_type *t);

@@ -66,13 +66,20 @@ int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
 			fprintf(stderr, "gpuctl: %s: cannot read the mdev types: %s\n",
 				cmd, strerror(-ret));
 	}
-	if (!ret) {
-		ret = vgpu_vf_types_read(NULL, &v->vf_types, &v->nvf_types,
-					 NULL);
+	/*
+	 * The vendor VFs are the module's: a VF of a GPU is a GPU function,
+	 * which it tracks, so there is no need to look for them in sysfs.
+	 */
+	for (i = 0; !ret && i < v->devs.n; i++) {
+		const struct dev_info *d = (struct dev_info *)v->devs.v + i;
+
+		if (d->has_vgpu_type)
+			ret = vgpu_vf_types_add(d->address, d->physfn,
+						&v->vf_types, &v->nvf_types);
 		if (ret)
 			fprintf(stderr,
-				"gpuctl: %s: cannot read the vendor VFs' types: %s\n",
-				cmd, strerror(-ret));
+				"gpuctl: %s: cannot read the types of vendor VF %s: %s\n",
+				cmd, d->address, strerror(-ret));
 	}
 	if (ret)
 		view_free(v);
