@@ -22,6 +22,7 @@
 
 #include <assert.h>
 #include <endian.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -231,24 +232,14 @@ static bool hwdb_header_ok(const struct hwdb_header *h, size_t size)
 	       le64toh(h->value_entry_size) < size;
 }
 
-/**
- * hwdb_open_path() - map one hwdb.bin
- * @path: the file
- *
- * Return: the database, or NULL when @path cannot be read or is not a
- * hwdb whose header we can walk.
- */
-struct hwdb *hwdb_open_path(const char *path)
+/* Maps the hwdb open at @fd, which it closes */
+static struct hwdb *hwdb_map(int fd)
 {
 	const struct hwdb_header *h;
 	struct hwdb *db;
 	struct stat st;
 	void *map;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(*h)) {
 		close(fd);
 		return NULL;
@@ -274,20 +265,40 @@ struct hwdb *hwdb_open_path(const char *path)
 }
 
 /**
+ * hwdb_open_path() - map one hwdb.bin
+ * @path: the file
+ *
+ * Return: the database, or NULL when @path cannot be read or is not a
+ * hwdb whose header we can walk.
+ */
+struct hwdb *hwdb_open_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? NULL : hwdb_map(fd);
+}
+
+/**
  * hwdb_open() - map the host's hwdb.bin
  *
  * The first file of libudev's list that exists is the host's hwdb, as for
- * udev; if it is not a hwdb we can read, the host has none for us.
+ * udev; if it is not a hwdb we can read, the host has none for us. Each
+ * is opened rather than first tested for, which would cost a second
+ * path walk.
  *
  * Return: the database, or NULL when there is none.
  */
 struct hwdb *hwdb_open(void)
 {
 	unsigned int i;
+	int fd;
 
 	for (i = 0; i < ARRAY_SIZE(hwdb_paths); i++) {
-		if (!access(hwdb_paths[i], F_OK))
-			return hwdb_open_path(hwdb_paths[i]);
+		fd = open(hwdb_paths[i], O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return hwdb_map(fd);
+		if (errno != ENOENT && errno != ENOTDIR)
+			return NULL;	/* there, but not for us */
 	}
 	return NULL;
 }
