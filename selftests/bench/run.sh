@@ -69,45 +69,77 @@ ratio() {	# A B
 # and dynamic linking (which differ by what they link, not by the work)
 # hides the other's: gpuctl -j dev show less gpuctl -V, against lspci -D
 # -nn -vmm -k less lspci --version, and the same for gpuctl export
-# cloudstack. Names are the bulk of both: gpuctl takes them from udev's
-# hwdb, lspci parses pci.ids. A difference of two means is easily swamped
-# by a spike of the host's load, so the five run in turn, three rounds,
-# and each keeps its least mean.
-least() {	# A B: the smaller
-	awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'
-}
-startup_compare() {	# LABEL
-	local -A best=()
-	local cmd t j a2 m k l gm em lm
+# cloudstack. Names are the bulk of lspci's: it parses pci.ids, gpuctl
+# walks udev's hwdb. A difference of two short times is easily swamped by
+# the host's load, which comes in bursts, so the five commands take turns
+# call by call (a burst hits all of them alike), each call is timed alone
+# by the shell's clock (no fork), and each command's median and fastest
+# call are kept: the ratios of the medians, and of the fastest calls.
+CALLS=${GPUCTL_BENCH_CALLS:-60}
+STARTUP_CMDS=("gpuctl -V" "gpuctl -j dev show" "gpuctl export cloudstack"
+	      "lspci --version" "lspci -D -nn -vmm -k")
 
-	for _ in 1 2 3; do
-		for cmd in "gpuctl -V" "gpuctl -j dev show" \
-			   "gpuctl export cloudstack" "lspci --version" \
-			   "lspci -D -nn -vmm -k"; do
+usecs() {	# an $EPOCHREALTIME: microseconds
+	local t=${1/[.,]/}
+
+	echo $((10#$t))
+}
+
+# per_call: "CMD<TAB>us" for CALLS calls of each STARTUP_CMDS, in turns
+per_call() {
+	local cmd t0 t1 i
+
+	for ((i = 0; i < CALLS; i++)); do
+		for cmd in "${STARTUP_CMDS[@]}"; do
+			t0=$EPOCHREALTIME
 			# shellcheck disable=SC2086 # the words of the command
-			t=$(bench "$cmd" $cmd) || return 1
-			best[$cmd]=$(least "$t" "${best[$cmd]:-}")
+			$cmd >/dev/null || { echo "bench: $cmd failed" >&2; return 1; }
+			t1=$EPOCHREALTIME
+			printf '%s\t%d\n' "$cmd" $(($(usecs "$t1") - $(usecs "$t0")))
 		done
 	done
-	j=${best[gpuctl -V]}
-	a2=${best[gpuctl -j dev show]}
-	m=${best[gpuctl export cloudstack]}
-	k=${best[lspci --version]}
-	l=${best[lspci -D -nn -vmm -k]}
-	gm=$(awk -v a="$a2" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
-	em=$(awk -v a="$m" -v b="$j" 'BEGIN { printf "%.3f", a - b }')
-	lm=$(awk -v a="$l" -v b="$k" 'BEGIN { printf "%.3f", a - b }')
-	echo "# beyond start-up, $1 (least of 3 rounds of $N calls each)"
-	printf '%-44s %10s\n' "(j) gpuctl -V" "$j"
-	printf '%-44s %10s\n' "(a) gpuctl -j dev show" "$a2"
-	printf '%-44s %10s\n' "(m) gpuctl export cloudstack" "$m"
-	printf '%-44s %10s\n' "(k) lspci --version" "$k"
-	printf '%-44s %10s\n' "(l) lspci -D -nn -vmm -k" "$l"
-	printf '%-44s %10s\n' "gpuctl -j dev show beyond start-up (a-j)" "$gm"
-	printf '%-44s %10s\n' "export cloudstack beyond start-up (m-j)" "$em"
-	printf '%-44s %10s\n' "lspci beyond start-up (l-k)" "$lm"
-	echo "ratio (l-k)/(a-j), $1: $(ratio "$lm" "$gm")"
-	echo "ratio (l-k)/(m-j), $1: $(ratio "$lm" "$em")"
+}
+
+startup_compare() {	# LABEL
+	local out
+
+	out=$(mktemp)
+	per_call >"$out" || { rm -f "$out"; return 1; }
+	echo "# beyond start-up, $1 ($CALLS calls of each, in turns; ms)"
+	awk -F '\t' -v label="$1" '
+	{ n[$1]++; t[$1, n[$1]] = $2 / 1000 }
+	function sorted(c,    i, j, x) {	# t[c, 1..n] in order
+		for (i = 2; i <= n[c]; i++)
+			for (j = i; j > 1 && t[c, j - 1] > t[c, j]; j--) {
+				x = t[c, j]; t[c, j] = t[c, j - 1]; t[c, j - 1] = x
+			}
+	}
+	function med(c,    h) {
+		h = int(n[c] / 2)
+		return n[c] % 2 ? t[c, h + 1] : (t[c, h] + t[c, h + 1]) / 2
+	}
+	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
+	END {
+		split("gpuctl -V|gpuctl -j dev show|gpuctl export cloudstack|" \
+		      "lspci --version|lspci -D -nn -vmm -k", c, "|")
+		split("j a m k l", tag, " ")
+		printf "%-44s %10s %10s\n", "", "median", "fastest"
+		for (i = 1; i <= 5; i++) {
+			sorted(c[i]); md[i] = med(c[i]); mn[i] = t[c[i], 1]
+			printf "%-44s %10.3f %10.3f\n", "(" tag[i] ") " c[i], md[i], mn[i]
+		}
+		printf "%-44s %10.3f %10.3f\n", "gpuctl -j dev show beyond start-up (a-j)",
+			md[2] - md[1], mn[2] - mn[1]
+		printf "%-44s %10.3f %10.3f\n", "export cloudstack beyond start-up (m-j)",
+			md[3] - md[1], mn[3] - mn[1]
+		printf "%-44s %10.3f %10.3f\n", "lspci beyond start-up (l-k)",
+			md[5] - md[4], mn[5] - mn[4]
+		print "ratio (l-k)/(a-j), " label ": " ratio(md[5] - md[4], md[2] - md[1]) \
+			" (medians), " ratio(mn[5] - mn[4], mn[2] - mn[1]) " (fastest)"
+		print "ratio (l-k)/(m-j), " label ": " ratio(md[5] - md[4], md[3] - md[1]) \
+			" (medians), " ratio(mn[5] - mn[4], mn[3] - mn[1]) " (fastest)"
+	}' "$out"
+	rm -f "$out"
 }
 if [ "${1:-}" = --startup-compare ]; then
 	startup_compare "$2"
