@@ -37,6 +37,10 @@
 
 # Stage functions run through ktap_run_stage or a trap.
 # shellcheck disable=SC2317,SC2016
+# Read whole before it runs: it runs for half an hour in a guest that
+# sees the live tree, where an edit would otherwise break the run.
+{
+
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 set -o pipefail
@@ -449,3 +453,4 @@ ktap_run_stage "gpuctl-cloudstack diverts gpudiscovery.sh and gives it back" che
 ktap_run_stage "remove: module, hook and unit gone; reserved GPU stays on vfio-pci" check_remove
 ktap_run_stage "purge: /etc/gpuctl gone; reserved GPU stays on vfio-pci" check_purge
 ktap_finished
+}
