@@ -32,12 +32,7 @@ export GPUCTL_PROG_TIMEOUT=${GPUCTL_PROG_TIMEOUT:-3300}
 echo "TAP version 13"
 echo "# gpuctl make check-packages: kernels: $kernels"
 
-if make -s deb >"$out/deb.log" 2>&1; then
-	result ok "make deb: packages built, no lintian errors"
-else
-	sed 's/^/# /' "$out/deb.log" | tail -n 40
-	result fail "make deb: packages built, no lintian errors"
-fi
+step "make deb: packages built, no lintian errors" "$out/deb.log" make -s deb
 
 # The same tree once more as a newer version, for the guest's upgrade
 # (build/deb-upgrade/): a changelog entry on top of a copy, nothing else.
@@ -58,15 +53,11 @@ upgrade_debs() {
 	} >build/deb-upgrade/gpuctl/debian/changelog || return 1
 	(cd build/deb-upgrade/gpuctl && dpkg-buildpackage -us -uc -b)
 }
-if upgrade_debs >"$out/deb-upgrade.log" 2>&1; then
-	result ok "the packages as a newer version, for the upgrade"
-else
-	sed 's/^/# /' "$out/deb-upgrade.log" | tail -n 40
-	result fail "the packages as a newer version, for the upgrade"
-fi
+step "the packages as a newer version, for the upgrade" "$out/deb-upgrade.log" upgrade_debs
 
-# Each guest's cases count as make check counts them; one that stopped
-# early fails each case it did not report (run_tests.sh --minimum).
+# Each guest's cases count as make check counts them (stage()); one that
+# stopped early fails each case it did not report (run_tests.sh
+# --minimum).
 for k in $kernels; do
 	log=$out/$k.log
 	start=$(date +%s)
@@ -78,19 +69,8 @@ for k in $kernels; do
 	rc=$?
 	sed 's/^/    /' "$log"
 	[ $rc -eq 0 ] || sed 's/^/# /' "$log.err" | tail -n 30
-	read -r p f s plan printed < <(scripts/ktap-count.sh "$log")
-	min=$(selftests/run_tests.sh --minimum packages)
-	missing=0
-	[ $((p + f + s)) -lt "$min" ] && missing=$((min - p - f - s))
-	pass=$((pass + p)) fail=$((fail + f + missing)) skip=$((skip + s))
-	echo "# $k packages: $p passed, $((f + missing)) failed, $s skipped," \
-	     "in $(($(date +%s) - start)) s"
-	if [ "$rc" = 0 ] && [ "$missing" = 0 ] && [ "$plan" != - ] &&
-	   [ "$printed" = "$plan" ]; then
-		result ok "$k packages: guest suite, kernel log clean"
-	else
-		result fail "$k packages: guest suite (exit $rc, $printed of $plan results)"
-	fi
+	stage "$k packages: guest suite, kernel log clean" "$log" "$rc" \
+		"$(selftests/run_tests.sh --minimum packages)" "$log.err"
 
 	# The initramfs that update-initramfs made in that guest, with the
 	# package's hook (test_packages.sh), booted: the reserved GPUs must
@@ -101,17 +81,10 @@ for k in $kernels; do
 		--image "$out/$k.run/share/initrd.img-$k" >"$log" 2>&1
 	rc=$?
 	sed 's/^/    /' "$log"
-	read -r p f s plan printed < <(scripts/ktap-count.sh "$log")
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
-	echo "# $k packaged initramfs: $p passed, $f failed, $s skipped," \
-	     "in $(($(date +%s) - start)) s"
-	if [ "$rc" = 0 ] && [ "$plan" != - ] && [ "$printed" = "$plan" ]; then
-		result ok "$k packaged initramfs booted: reserved GPUs on vfio-pci"
-	else
-		result fail "$k packaged initramfs booted (exit $rc, $printed of $plan results)"
-	fi
+	stage "$k packaged initramfs booted: reserved GPUs on vfio-pci" "$log" "$rc"
 done
 
+failures_print
 echo "1..$n"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

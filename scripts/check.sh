@@ -40,87 +40,6 @@ topologies=${GPUCTL_TOPOLOGIES:-full noiommu}
 source scripts/check-lib.sh
 kernels=$(check_kernels)
 
-# CI shows only the last lines of make check, so the end repeats, in a
-# few lines, each failed stage, the programs in it that failed, its first
-# failed case and the first complaint of its runner (a kernel report, a
-# timeout). why_failed STAGE LOG [STDERR] adds a stage's lines.
-failures=()
-why_failed() {
-	local log=$2 err=${3:-} progs first last runner=
-
-	progs=$(grep -E '^not ok [0-9]+ ' "$log" 2>/dev/null | sed -E 's/^not ok [0-9]+ //; s/ #.*//' |
-		awk '{ n++ } n <= 6 { s = s (n > 1 ? ", " : "") $0 }
-		     END { if (n > 6) s = s " and " n - 6 " more"; print s }')
-	first=$(grep -m1 -E '^ +not ok ' "$log" 2>/dev/null | sed -E 's/^ +//')
-	last=$(grep -E '^(not )?ok [0-9]+ ' "$log" 2>/dev/null | tail -n1)
-	[ -n "$err" ] && runner=$(grep -m1 -E '^run\.sh: ' "$err" 2>/dev/null)
-	failures+=("# failed: $1")
-	[ -n "$progs" ] && failures+=("#   programs: $progs")
-	[ -n "$first" ] && failures+=("#   first: ${first:0:150}")
-	[ -n "$last" ] && failures+=("#   last result: ${last:0:150}")
-	[ -n "$runner" ] && failures+=("#   ${runner:0:150}")
-	return 0
-}
-
-step() {	# step DESCRIPTION LOG CMD...: one host-side test case
-	local desc=$1 log=$2
-	shift 2
-	if "$@" >"$log" 2>&1; then
-		result ok "$desc"
-	else
-		sed 's/^/# /' "$log" | tail -n 40
-		result fail "$desc"
-		failures+=("# failed: $desc: $(grep -v '^$' "$log" | tail -n1 | cut -c1-150)")
-	fi
-}
-
-# Count the leaf test cases of a stage's KTAP: nested (indented) result
-# lines, or the top-level line of a program that reported no cases of its
-# own. A top-level failure whose cases all passed (a crash after its last
-# case, a non-zero exit) counts as one more failure. Then the top level's
-# plan and how many results it printed: "PASS FAIL SKIP PLAN RESULTS",
-# PLAN "-" when there was none.
-count_ktap() {
-	scripts/ktap-count.sh "$1"
-}
-
-# stage NAME LOG RC [MINIMUM]: adds a stage's cases (its KTAP in LOG, its
-# exit status RC) to the totals and reports the stage as one more case. A
-# stage stopped early when it printed no plan, fewer top-level results
-# than its plan, or fewer cases than MINIMUM: each result or case it did
-# not print counts as a failed case.
-stage() {
-	local name=$1 log=$2 rc=$3 min=${4:-0} err=${5:-} p f s plan printed
-	local missing=0 why=
-
-	read -r p f s plan printed < <(count_ktap "$log")
-	if [ "$plan" = - ]; then
-		missing=1 why="no plan"
-	elif [ "$printed" -lt "$plan" ]; then
-		missing=$((plan - printed)) why="$printed of $plan results"
-	fi
-	if [ $((p + f + s)) -lt "$min" ] && [ $((min - p - f - s)) -gt "$missing" ]; then
-		missing=$((min - p - f - s)) why="$((p + f + s)) of at least $min cases"
-	fi
-	pass=$((pass + p)) fail=$((fail + f + missing)) skip=$((skip + s))
-	echo "# $name: $p passed, $((f + missing)) failed, $s skipped," \
-	     "in $(($(date +%s) - start)) s"
-	if [ -n "$why" ]; then
-		why="stopped after $why (exit $rc)"
-	elif [ "$printed" != "$plan" ]; then
-		why="$printed results for a plan of $plan"
-	elif [ "$rc" != 0 ]; then
-		why="exit $rc"
-	fi
-	if [ -n "$why" ]; then
-		result fail "$name: $why"
-		why_failed "$name: $((f + missing)) failed, $why" "$log" "$err"
-	else
-		result ok "$name: ran and reported every result"
-		[ "$f" = 0 ] || why_failed "$name: $f failed" "$log" "$err"
-	fi
-}
-
 echo "TAP version 13"
 echo "# gpuctl make check: kernels: $kernels topologies: $topologies"
 [ -n "$kernels" ] || { echo "# no test kernels installed"; result fail "test kernels installed"; }
@@ -266,7 +185,7 @@ for k in $kernels; do
 	stage "$k boot: initramfs images booted (logs in build/boot/$k)" "$log" "$rc" 0 "$log.err"
 done
 
-[ ${#failures[@]} -eq 0 ] || printf '%s\n' "${failures[@]:0:16}"
+failures_print
 echo "1..$n"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
