@@ -56,6 +56,7 @@ export GPUCTL_STRESS_SECONDS=${GPUCTL_STRESS_SECONDS:-60}
 source scripts/check-lib.sh
 
 finish() {
+	failures_print
 	echo "1..$n"
 	echo "$pass passed, $fail failed, $skip skipped"
 	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
@@ -93,16 +94,8 @@ else
 fi
 
 make -s ksrc >"$out/ksrc.log" 2>&1 || { cat "$out/ksrc.log"; exit 1; }
-build() {	# build DESCRIPTION LOG CMD...: stops the run when it fails
-	local desc=$1 log=$2
-	shift 2
-	if "$@" >"$log" 2>&1; then
-		result ok "$desc"
-	else
-		sed 's/^/# /' "$log" | tail -n 40
-		result fail "$desc"
-		finish
-	fi
+build() {	# build DESCRIPTION LOG CMD...: a step that stops the run when it fails
+	step "$@" || finish
 }
 build "module builds for $rel" "$out/module.log" \
 	env KDIR="$kdir/linux" scripts/build-module.sh "$rel"

@@ -59,7 +59,8 @@ why_failed() {
 	return 0
 }
 
-step() {	# step DESCRIPTION LOG CMD...: one host-side test case
+# step DESCRIPTION LOG CMD...: one host-side test case; fails as CMD does
+step() {
 	local desc=$1 log=$2
 	shift 2
 	if "$@" >"$log" 2>&1; then
@@ -68,6 +69,7 @@ step() {	# step DESCRIPTION LOG CMD...: one host-side test case
 		sed 's/^/# /' "$log" | tail -n 40
 		result fail "$desc"
 		failures+=("# failed: $desc: $(grep -v '^$' "$log" | tail -n1 | cut -c1-150)")
+		return 1
 	fi
 }
 
