@@ -105,7 +105,9 @@ int vgpu_vf_types_read(const char *pf, struct vgpu_vf_type **types,
 			ret = 0;
 			continue;
 		}
-		if (ret || (pf && strcmp(vf_pf, pf)))
+		if (ret)
+			break;
+		if (pf && strcmp(vf_pf, pf))
 			continue;
 		if (found)
 			*found = true;
