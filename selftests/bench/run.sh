@@ -75,15 +75,10 @@ ratio() {	# A B
 # call by call (a burst hits all of them alike), each call is timed alone
 # by the shell's clock (no fork), and each command's median and fastest
 # call are kept: the ratios of the medians, and of the fastest calls.
+# The five in this order (j a m k l), here and for the instruction counts.
 CALLS=${GPUCTL_BENCH_CALLS:-60}
 STARTUP_CMDS=("gpuctl -V" "gpuctl -j dev show" "gpuctl export cloudstack"
 	      "lspci --version" "lspci -D -nn -vmm -k")
-
-usecs() {	# an $EPOCHREALTIME: microseconds
-	local t=${1/[.,]/}
-
-	echo $((10#$t))
-}
 
 # per_call: "CMD<TAB>us" for CALLS calls of each STARTUP_CMDS, in turns
 per_call() {
@@ -95,7 +90,8 @@ per_call() {
 			# shellcheck disable=SC2086 # the words of the command
 			$cmd >/dev/null || { echo "bench: $cmd failed" >&2; return 1; }
 			t1=$EPOCHREALTIME
-			printf '%s\t%d\n' "$cmd" $(($(usecs "$t1") - $(usecs "$t0")))
+			# $EPOCHREALTIME less its decimal point: microseconds
+			printf '%s\t%d\n' "$cmd" $((10#${t1/[.,]/} - 10#${t0/[.,]/}))
 		done
 	done
 }
@@ -107,6 +103,7 @@ startup_compare() {	# LABEL
 	per_call >"$out" || { rm -f "$out"; return 1; }
 	echo "# beyond start-up, $1 ($CALLS calls of each, in turns; ms)"
 	awk -F '\t' -v label="$1" '
+	!($1 in n) { c[++m] = $1 }	# the commands, in STARTUP_CMDS order
 	{ n[$1]++; t[$1, n[$1]] = $2 / 1000 }
 	function sorted(c,    i, j, x) {	# t[c, 1..n] in order
 		for (i = 2; i <= n[c]; i++)
@@ -120,8 +117,6 @@ startup_compare() {	# LABEL
 	}
 	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
 	END {
-		split("gpuctl -V|gpuctl -j dev show|gpuctl export cloudstack|" \
-		      "lspci --version|lspci -D -nn -vmm -k", c, "|")
 		split("j a m k l", tag, " ")
 		printf "%-44s %10s %10s\n", "", "median", "fastest"
 		for (i = 1; i <= 5; i++) {
@@ -197,8 +192,7 @@ instr() {	# CMD...: instructions the command ran, user space only
 }
 if command -v valgrind >/dev/null; then
 	declare -A ir=()
-	for cmd in "gpuctl -V" "gpuctl -j dev show" "gpuctl export cloudstack" \
-		   "lspci --version" "lspci -D -nn -vmm -k"; do
+	for cmd in "${STARTUP_CMDS[@]}"; do
 		# shellcheck disable=SC2086 # the words of the command
 		ir[$cmd]=$(instr $cmd)
 		printf '%-44s %10s instructions\n' "$cmd" "${ir[$cmd]}"
