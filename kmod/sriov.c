@@ -9,13 +9,27 @@
  * request: no VF of the PF is allocated or open when the change starts,
  * and neither the PF nor its VFs can be allocated until it ends.
  *
- * Locking: the checks run under gpuctl_lock, the change under the PF's
- * device lock alone: no device lock is taken under gpuctl_lock, and the
- * VFs' bus events, which take gpuctl_lock, come from inside the change.
- * The PF stays on gpuctl_sriov_changes meanwhile.
+ * Locking: the checks of the ledger run under gpuctl_lock; the change runs
+ * with gpuctl_lock dropped, under the locks sriov_numvfs_store() takes, in
+ * its order, on both kernels (drivers/pci/iov.c in 6.1.192 and 6.12.118):
+ * the PF's device lock, then pci_lock_rescan_remove() around the driver's
+ * sriov_configure(). The rescan lock is what keeps a VF's sysfs remove,
+ * a bus rescan and a hot-plug event from adding or removing the same VFs
+ * at once (a VF removed twice, virtfn_remove_bus() on a freed bus). No
+ * device lock is taken under gpuctl_lock, and the VFs' bus events, which
+ * take gpuctl_lock, come from inside the change. The PF stays on
+ * gpuctl_sriov_changes meanwhile.
+ *
+ * Nothing here waits on a VM: the PF's device lock is tried for a bounded
+ * time (a bind or an unbind of the PF holds it for as long as it takes),
+ * and before VFs are disabled every VF, tracked or not, is looked at under
+ * the rescan lock: one that a VFIO user holds makes the request fail with
+ * EBUSY, where the disable would wait for the VM to let go.
  */
 
+#include <linux/delay.h>
 #include <linux/device.h>
+#include <linux/iommu.h>
 #include <linux/list.h>
 #include <linux/pci.h>
 #include <net/genetlink.h>
@@ -72,30 +86,129 @@ static const struct gpuctl_dev *gpuctl_sriov_busy_vf(struct pci_dev *pf)
 	return NULL;
 }
 
+/*
+ * How long dev-set tries for the PF's device lock, in tries 10 ms apart. A
+ * sysfs read of sriov_numvfs holds it for a moment; an unbind of the PF
+ * that waits for a VM holds it for as long as the VM runs.
+ */
+#define GPUCTL_SRIOV_LOCK_TRIES 20
+
 /* What the change under the device lock found; told under gpuctl_lock. */
 enum gpuctl_sriov_outcome {
 	GPUCTL_SRIOV_DONE,
+	GPUCTL_SRIOV_PF_LOCKED,
 	GPUCTL_SRIOV_NO_DRIVER,
 	GPUCTL_SRIOV_NO_CONFIGURE,
 	GPUCTL_SRIOV_HAS_VFS,
+	GPUCTL_SRIOV_VF_LOCKED,
+	GPUCTL_SRIOV_VF_OPEN,
 	GPUCTL_SRIOV_REFUSED,
 	GPUCTL_SRIOV_SHORT,
 };
 
+/**
+ * struct gpuctl_sriov_result - what the change found
+ * @outcome: how it ended
+ * @driver: the PF's driver, or the VFIO driver of the open VF
+ * @vf: the VF that stood in the way, for the VF outcomes
+ * @had: the PF's VF count before
+ * @enabled: what the driver returned
+ */
 struct gpuctl_sriov_result {
 	enum gpuctl_sriov_outcome outcome;
 	char driver[GPUCTL_DRIVER_NAME_LEN];
+	char vf[16];
 	u16 had;
 	int enabled;
 };
 
 /*
- * The change itself, as sriov_numvfs_store() makes it: a PF with VFs goes
- * to 0 before it takes another number. A driver that enables fewer VFs
- * than asked has them disabled again, so that the request either sets the
- * number or changes nothing.
+ * Whether a VFIO user holds @vf: it is on a driver that leaves DMA to its
+ * user (vfio-pci and its variants) and its IOMMU group's DMA ownership is
+ * claimed, which VFIO does while a user has the group (a host DMA driver
+ * would claim it too, hence the driver's flag). The VF's device lock keeps
+ * its driver bound while it is looked at; it is only tried, since an
+ * unbind that waits for a VM holds it.
  *
- * Context: takes the PF's device lock; gpuctl_lock not held.
+ * Context: the PF's device lock and the rescan lock held, so the VF stays.
+ * Return: 0, or -EBUSY with @res saying why.
+ */
+static int gpuctl_sriov_vf_busy(struct pci_dev *vf,
+				struct gpuctl_sriov_result *res)
+{
+	struct iommu_group *grp;
+	struct pci_driver *drv;
+	bool open = false;
+
+	if (!device_trylock(&vf->dev)) {
+		res->outcome = GPUCTL_SRIOV_VF_LOCKED;
+		strscpy(res->vf, pci_name(vf), sizeof(res->vf));
+		return -EBUSY;
+	}
+	drv = vf->dev.driver ? to_pci_driver(vf->dev.driver) : NULL;
+	if (drv && drv->driver_managed_dma) {
+		grp = iommu_group_get(&vf->dev);
+		open = grp && iommu_group_dma_owner_claimed(grp);
+		iommu_group_put(grp);
+	}
+	if (open) {
+		res->outcome = GPUCTL_SRIOV_VF_OPEN;
+		strscpy(res->vf, pci_name(vf), sizeof(res->vf));
+		strscpy(res->driver, drv->name, sizeof(res->driver));
+	}
+	device_unlock(&vf->dev);
+	return open ? -EBUSY : 0;
+}
+
+/*
+ * Every VF of @pf, tracked by gpuctl or not, before they are disabled: the
+ * disable would unbind each, and unbinding a VFIO driver waits until its
+ * user lets go. A VM that opens a VF after this look and before the
+ * driver's sriov_configure() removes it is still waited for, as by the
+ * sysfs write.
+ *
+ * Context: the PF's device lock and the rescan lock held.
+ */
+static int gpuctl_sriov_vfs_busy(struct pci_dev *pf,
+				 struct gpuctl_sriov_result *res)
+{
+	struct pci_dev *pdev = NULL;
+	int ret = 0;
+
+	/* VFs may sit on buses after the PF's: every device is looked at. */
+	for_each_pci_dev(pdev) {
+		if (!pdev->is_virtfn || pci_physfn(pdev) != pf)
+			continue;
+		ret = gpuctl_sriov_vf_busy(pdev, res);
+		if (ret) {
+			pci_dev_put(pdev);
+			break;
+		}
+	}
+	return ret;
+}
+
+/* The PF's device lock, tried for a bounded time. */
+static bool gpuctl_sriov_lock_pf(struct pci_dev *pf)
+{
+	int i;
+
+	for (i = 0; i < GPUCTL_SRIOV_LOCK_TRIES; i++) {
+		if (device_trylock(&pf->dev))
+			return true;
+		usleep_range(10000, 11000);
+	}
+	return false;
+}
+
+/*
+ * The change itself, as sriov_numvfs_store() makes it, with its locks: a
+ * PF with VFs goes to 0 before it takes another number. A driver that
+ * enables fewer VFs than asked has them disabled again, so that the
+ * request either sets the number or changes nothing.
+ *
+ * Context: takes the PF's device lock, then the rescan lock;
+ * gpuctl_lock not held.
  */
 static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 				  struct gpuctl_sriov_result *res)
@@ -103,7 +216,10 @@ static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 	const struct pci_driver *drv = NULL;
 	int ret = 0;
 
-	device_lock(&pf->dev);
+	if (!gpuctl_sriov_lock_pf(pf)) {
+		res->outcome = GPUCTL_SRIOV_PF_LOCKED;
+		return -EBUSY;
+	}
 	res->had = pci_num_vf(pf);
 	if (pf->dev.driver) {
 		drv = to_pci_driver(pf->dev.driver);
@@ -122,9 +238,15 @@ static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 		res->outcome = GPUCTL_SRIOV_HAS_VFS;
 		ret = -EBUSY;
 	} else {
-		ret = drv->sriov_configure(pf, want);
-		res->enabled = ret;
-		if (ret < 0) {
+		pci_lock_rescan_remove();
+		ret = want ? 0 : gpuctl_sriov_vfs_busy(pf, res);
+		if (!ret) {
+			ret = drv->sriov_configure(pf, want);
+			res->enabled = ret;
+		}
+		if (res->outcome != GPUCTL_SRIOV_DONE) {
+			/* a VF in the way: nothing was changed */
+		} else if (ret < 0) {
 			res->outcome = GPUCTL_SRIOV_REFUSED;
 		} else if (want && pci_num_vf(pf) != want) {
 			res->enabled = pci_num_vf(pf);
@@ -132,9 +254,9 @@ static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 			res->outcome = GPUCTL_SRIOV_SHORT;
 			ret = -EIO;
 		} else {
-			res->outcome = GPUCTL_SRIOV_DONE;
 			ret = 0;
 		}
+		pci_unlock_rescan_remove();
 	}
 	device_unlock(&pf->dev);
 	return ret;
@@ -163,6 +285,21 @@ static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
 
 	switch (res->outcome) {
 	case GPUCTL_SRIOV_DONE:
+		break;
+	case GPUCTL_SRIOV_PF_LOCKED:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s is busy: its driver is being changed",
+				       name);
+		break;
+	case GPUCTL_SRIOV_VF_LOCKED:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "VF %s of %s is busy: its driver is being changed",
+				       res->vf, name);
+		break;
+	case GPUCTL_SRIOV_VF_OPEN:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "VF %s of %s is open by a VFIO user through %.24s",
+				       res->vf, name, res->driver);
 		break;
 	case GPUCTL_SRIOV_NO_DRIVER:
 		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,

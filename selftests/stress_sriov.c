@@ -3,18 +3,25 @@
  * Copyright (C) 2026 The gpuctl authors.
  *
  * Stress: dev-set enabling and disabling an SR-IOV PF's VFs, racing
- * allocations of those VFs and dumps.
+ * allocations of those VFs, dumps, the sysfs removal of a VF and bus
+ * rescans.
  *
  * Rules name the nvme PF 11:00.0 of topology full (held by nvme, so
  * tracked) and its first two VFs (reserved on vfio-pci as they appear);
  * sriov_drivers_autoprobe is 0, so no host driver takes a VF. For
- * GPUCTL_STRESS_SECONDS one worker sets the PF to 2 VFs and to 0 with
- * dev-set, one worker per VF makes and deletes an allocation of it, and
- * one dumps the allocations and devices.
+ * GPUCTL_STRESS_SECONDS one worker sets the PF to 3 VFs and to 0 with
+ * dev-set, one worker per named VF makes and deletes an allocation of it,
+ * one dumps the allocations and devices, one removes the third VF through
+ * its sysfs "remove" whenever it is there, and one writes
+ * /sys/bus/pci/rescan. The last two are what the PCI core's rescan lock
+ * serialises with the driver's sriov_configure(): dev-set must take it as
+ * sriov_numvfs_store() does, or a VF is removed twice.
  *
  * Invariants:
- * - dev-set succeeds, or fails with EBUSY naming a VF that is allocated:
- *   nothing here opens one, and one worker alone changes the PF;
+ * - dev-set succeeds, or fails with EBUSY naming a VF that is allocated,
+ *   or a VF or the PF whose device lock a driver change holds (the worker
+ *   binding a VF that just came): nothing here opens one, and one worker
+ *   alone changes the PF; it never waits on a lock a VM could hold;
  * - alloc-new of a VF succeeds, or fails with ENODEV (the VF is not
  *   there) or EBUSY (not reserved yet, or its PF is changing its VFs);
  * - no allocation ever becomes lost: a VF never goes while allocated,
@@ -36,7 +43,9 @@
 
 #define SYS_PF		"/sys/bus/pci/devices/0000:11:00.0/"
 #define PF		"0000:11:00.0"
-#define NVFS		2
+#define NVFS		2	/* the VFs the rules name and allocations take */
+#define NVFS_ENABLED	3	/* the VFs dev-set enables: one more to remove */
+#define VF_REMOVED	"0000:11:00.3"
 
 static const char *const vfs[NVFS] = { "0000:11:00.1", "0000:11:00.2" };
 
@@ -60,18 +69,19 @@ static void loop_dev_set(struct stress *s, void *arg)
 	struct stress_op *op[2];
 	struct nlc c = { 0 };
 	long unloads = -1;
-	int want = NVFS, ret;
+	int want = NVFS_ENABLED, ret;
 
 	op[0] = stress_op(s, "dev-set %s 0", PF);
-	op[1] = stress_op(s, "dev-set %s %d", PF, NVFS);
+	op[1] = stress_op(s, "dev-set %s %d", PF, NVFS_ENABLED);
 	while (stress_nl_ready(s, &c, &unloads)) {
 		ret = nlc_dev_set(&c, PF, want);
 		stress_count(op[!!want], ret);
-		if (ret && (ret != -EBUSY || strncmp(c.extack, "VF ", 3) ||
-			    !strstr(c.extack, " is allocated to ")))
+		if (ret && (ret != -EBUSY ||
+			    (!strstr(c.extack, " is allocated to ") &&
+			     !strstr(c.extack, " is busy: its driver is being changed"))))
 			stress_violation(s, "dev-set %s %d: %s '%s'", PF, want,
 					 strerror(-ret), c.extack);
-		want = want ? 0 : NVFS;
+		want = want ? 0 : NVFS_ENABLED;
 		stress_pause(20);
 	}
 	nlc_close(&c);
@@ -115,6 +125,40 @@ static void loop_alloc(struct stress *s, void *arg)
 		stress_pause(40);
 	}
 	nlc_close(&c);
+}
+
+/* Removes the third VF through sysfs whenever it is there. */
+static void loop_remove(struct stress *s, void *arg)
+{
+	struct stress_op *op = stress_op(s, "remove %s", VF_REMOVED);
+	int ret;
+
+	while (stress_running(s)) {
+		ret = stress_write("/sys/bus/pci/devices/" VF_REMOVED "/remove",
+				   "1");
+		/* ENOENT: not there now; anything else is the kernel's */
+		if (ret != -ENOENT)
+			stress_count(op, ret);
+		if (ret && ret != -ENOENT)
+			stress_violation(s, "remove %s: %s", VF_REMOVED,
+					 strerror(-ret));
+		stress_pause(15);
+	}
+}
+
+/* Rescans the PCI bus, as an operator or a hot-plug event would. */
+static void loop_rescan(struct stress *s, void *arg)
+{
+	struct stress_op *op = stress_op(s, "rescan");
+	int ret;
+
+	while (stress_running(s)) {
+		ret = stress_write("/sys/bus/pci/rescan", "1");
+		stress_count(op, ret);
+		if (ret)
+			stress_violation(s, "rescan: %s", strerror(-ret));
+		stress_pause(30);
+	}
 }
 
 /* Dumps the ledger: nothing lost, no device in two allocations. */
@@ -166,8 +210,8 @@ TEST_F_TIMEOUT(stress, dev_set_vs_alloc, 900)
 	struct nlc_rule r;
 	int i;
 
-	ASSERT_LE(NVFS, sysfs_int(SYS_PF "sriov_totalvfs"))
-		TH_LOG("no SR-IOV PF %s with %d VFs", PF, NVFS);
+	ASSERT_LE(NVFS_ENABLED, sysfs_int(SYS_PF "sriov_totalvfs"))
+		TH_LOG("no SR-IOV PF %s with %d VFs", PF, NVFS_ENABLED);
 	ASSERT_EQ(0, sysfs_int(SYS_PF "sriov_numvfs"));
 	ASSERT_EQ(0, stress_write(SYS_PF "sriov_drivers_autoprobe", "0"));
 	ASSERT_EQ(0, nlc_rule_new(&self->e.c, PF, NULL, false, false, &r))
@@ -178,18 +222,23 @@ TEST_F_TIMEOUT(stress, dev_set_vs_alloc, 900)
 			TH_LOG("rule-new of VF %d: '%s'", i + 1,
 			       self->e.c.extack);
 
-	TH_LOG("%d s: dev-set %s 0/%d racing alloc-new/alloc-del of its VFs and dumps",
-	       seconds, PF, NVFS);
+	TH_LOG("%d s: dev-set %s 0/%d racing allocations of its VFs, dumps,",
+	       seconds, PF, NVFS_ENABLED);
+	TH_LOG("the sysfs remove of %s and bus rescans", VF_REMOVED);
 	ASSERT_LT(0, stress_spawn(s, "dev-set", loop_dev_set, NULL));
 	for (i = 0; i < NVFS; i++)
 		ASSERT_LT(0, stress_spawn(s, vfs[i], loop_alloc,
 					  (void *)vfs[i]));
 	ASSERT_LT(0, stress_spawn(s, "dump", loop_dump, NULL));
+	ASSERT_LT(0, stress_spawn(s, "remove", loop_remove, NULL));
+	ASSERT_LT(0, stress_spawn(s, "rescan", loop_rescan, NULL));
 	EXPECT_EQ(0, stress_run(s, seconds));
 	stress_report(s);
 
 	EXPECT_LT(0, stress_count_of(s, "dev-set " PF " 0", 0));
-	EXPECT_LT(0, stress_count_of(s, "dev-set " PF " 2", 0));
+	EXPECT_LT(0, stress_count_of(s, "dev-set " PF " 3", 0));
+	EXPECT_LT(0, stress_count_of(s, "remove " VF_REMOVED, 0));
+	EXPECT_LT(0, stress_count_of(s, "rescan", 0));
 	EXPECT_LT(0, stress_count_of(s, "alloc-new 0000:11:00.1", 0) +
 		     stress_count_of(s, "alloc-new 0000:11:00.2", 0));
 	/*

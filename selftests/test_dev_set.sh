@@ -13,6 +13,10 @@
 #     dev-change-ntf; 3 more while it has 2 is EBUSY;
 #   - while a VF a rule names is allocated, or open by a VFIO user, the
 #     VFs cannot go (EBUSY naming the VF), and the VFs stay;
+#   - while a VF no rule names is held by a nested QEMU on vfio-pci, the
+#     VFs cannot go either: dev-set 0 fails with EBUSY within a second,
+#     naming the VF and its driver, where the disable would wait for the
+#     VM; the VF stays open in QEMU throughout;
 #   - gpuctl dev set disables them (the VF's dev-del-ntf) and enables them
 #     again (the VF back on vfio-pci, reserved), printing the PF with its
 #     VFS column; gpuctl dev show prints the VF's PF;
@@ -38,11 +42,13 @@ SYS_PCI=/sys/bus/pci/devices
 TMP=$(mktemp -d /tmp/test_dev_set.XXXXXX)
 PF=0000:11:00.0
 VF=0000:11:00.1
+VF2=0000:11:00.2
 GPU=0000:01:00.0
 OWNER=7b1d2c4e-5f60-4a7b-8c9d-0e1f2a3b4c5d
 PF_RULE=
 
 cleanup() {
+	qemu_kill
 	vfio_open_stop
 	nlmon_stop
 	nl_allocs_cleanup
@@ -128,6 +134,32 @@ check_vf_in_use() {
 	numvfs_is 2 || return 1
 	vfio_open_stop
 	nl_dev_has "$VF" state=reserved
+}
+
+# VF2 is untracked (no rule names it): only the module's look at every VF
+# of the PF, under the PF's locks, sees that QEMU holds it.
+check_untracked_vf_open() {
+	local start ms
+
+	untracked "$VF2" || return 1
+	echo vfio-pci >"$SYS_PCI/$VF2/driver_override" &&
+	echo "$VF2" >/sys/bus/pci/drivers_probe &&
+	expect_pci_driver "$VF2" vfio-pci || return 1
+	ulimit -l unlimited || return 1
+	qemu_start untracked "vfio-pci,host=$VF2" && qemu_ready || return 1
+	start=${EPOCHREALTIME/./}
+	cmd_fails "Device or resource busy \(errno 16\): VF $VF2 of $PF is open by a VFIO user through vfio-pci" \
+		timeout 10 gpuctl-nl dev-set "$PF" 0 || return 1
+	ms=$(( (${EPOCHREALTIME/./} - start) / 1000 ))
+	echo "# dev-set refused in $ms ms"
+	[ "$ms" -lt 1000 ] || { echo "dev-set took $ms ms, want < 1000"; return 1; }
+	numvfs_is 2 && kill -0 "$QEMU_PID" && [ -e "$SYS_PCI/$VF2" ] &&
+	expect_pci_driver "$VF2" vfio-pci 0 || return 1
+	# the YNL CLI gets the same errno and message
+	ynl_set_fails 0 16 "VF $VF2 of $PF is open by a VFIO user through vfio-pci" ||
+		return 1
+	qemu_quit || return 1
+	echo >"$SYS_PCI/$VF2/driver_override"
 }
 
 check_tool() {
@@ -235,11 +267,13 @@ check_apply() {
 
 gpuctl_load || exit 1
 ktap_header
-ktap_plan 7
+ktap_plan 8
 ktap_run_stage "$PF untracked: dev-set ENODEV; named by a rule, tracked" check_setup
 ktap_run_stage "no PF, too many VFs, no number: refused, nothing changed" check_refused
 ktap_run_stage "YNL dev-set 2: sysfs and the PF's event agree; 2 to 3 is EBUSY" check_enable
 ktap_run_stage "$VF allocated, then open: the VFs cannot go (EBUSY)" check_vf_in_use
+ktap_run_stage "$VF2 untracked, held by a nested QEMU: dev-set 0 is EBUSY at once" \
+	check_untracked_vf_open
 ktap_run_stage "gpuctl dev set: VFs off and on, $VF back reserved" check_tool
 ktap_run_stage "the PF's driver refuses, or has no sriov_configure" check_driver_refuses
 ktap_run_stage "gpuctl apply: rules, then VF counts; again a no-op; refusal and rollback" \
