@@ -23,6 +23,7 @@
 #include "netlink-gen.h"
 #include "reserve.h"
 #include "rule.h"
+#include "sriov.h"
 
 /* "group 4294967295 is not viable: 0000:09:02.0 is bound to <driver> ..." */
 #define GPUCTL_WARNING_LEN (GPUCTL_DRIVER_NAME_LEN + 128)
@@ -212,6 +213,34 @@ static struct gpuctl_dev *gpuctl_nl_rule_busy(const struct gpuctl_rule *tmpl)
 	return NULL;
 }
 
+/*
+ * A PF a new rule with "take" would take from its driver while one of its
+ * VFs is allocated or open: the PF's unbind would destroy the VF. Every
+ * PCI function is looked at, since a rule by address or ids may name a PF
+ * gpuctl does not track yet.
+ */
+static bool gpuctl_nl_rule_vf_in_use(const struct gpuctl_rule *tmpl,
+				     char *why, size_t len)
+{
+	const struct gpuctl_dev *dev;
+	struct pci_dev *pdev = NULL;
+
+	if (gpuctl_rule_driver_vf_only(tmpl->driver))
+		return false;	/* it never takes a PF */
+	for_each_pci_dev(pdev) {
+		if (!pdev->is_physfn || !gpuctl_rule_selects(tmpl, pdev))
+			continue;
+		dev = gpuctl_inventory_find_pdev(pdev);
+		if (dev && !strcmp(dev->driver, tmpl->driver))
+			continue;	/* on the rule's driver: stays */
+		if (gpuctl_sriov_vf_in_use(pdev, why, len)) {
+			pci_dev_put(pdev);
+			return true;
+		}
+	}
+	return false;
+}
+
 static int gpuctl_nl_rule_parse(struct genl_info *info,
 				struct gpuctl_rule *tmpl)
 {
@@ -282,6 +311,7 @@ static void gpuctl_nl_rule_settle(unsigned long ticket, bool rescan)
 int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *match_attr = info->attrs[GPUCTL_A_RULE_MATCH];
+	char why[GPUCTL_BLOCKED_LEN];
 	struct gpuctl_rule tmpl, *rule;
 	struct gpuctl_dev *busy;
 	unsigned long ticket;
@@ -305,6 +335,10 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 		GPUCTL_SET_ERR_MSG_FMT(info->extack, match_attr,
 				       "%s is open by a VFIO user through %s",
 				       pci_name(busy->pdev), busy->driver);
+		return -EBUSY;
+	}
+	if (tmpl.take && gpuctl_nl_rule_vf_in_use(&tmpl, why, sizeof(why))) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, match_attr, "%s", why);
 		return -EBUSY;
 	}
 
@@ -342,6 +376,7 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct gpuctl_rule *rule = info->user_ptr[0];
+	char why[GPUCTL_BLOCKED_LEN];
 	struct gpuctl_dev *dev;
 	unsigned long key;
 
@@ -359,6 +394,12 @@ int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
 					       "%s is open by a VFIO user; close it first",
 					       pci_name(dev->pdev));
+			return -EBUSY;
+		}
+		/* A PF on the rule's driver is unbound, and its VFs go. */
+		if (!strcmp(dev->driver, rule->driver) &&
+		    gpuctl_sriov_vf_in_use(dev->pdev, why, sizeof(why))) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL, "%s", why);
 			return -EBUSY;
 		}
 	}

@@ -51,6 +51,7 @@
 #include "netlink.h"
 #include "reserve.h"
 #include "rule.h"
+#include "sriov.h"
 
 /* How long rule-new and rule-del wait for the worker. */
 #define GPUCTL_RESERVE_WAIT (10 * HZ)
@@ -533,20 +534,42 @@ static void gpuctl_reserve_unfence(struct iommu_group *fence)
 }
 
 /*
- * Unbind whatever driver has the device, fenced. Returns 0, or -EBUSY when
- * a VFIO user has its group: the device is left alone then.
+ * Unbind whatever driver has the device, fenced. Returns 0, or -EBUSY with
+ * @e->why saying why when a VFIO user has its group, or when it is an
+ * SR-IOV PF one of whose VFs is allocated or open (its driver's remove
+ * would destroy the VF): the device is left alone then. While a PF is
+ * unbound, no allocation can take one of its VFs.
  */
-static int gpuctl_reserve_unbind(struct gpuctl_enforce *e)
+static int gpuctl_reserve_unbind(struct gpuctl_enforce *e, const char *drv)
 {
+	struct gpuctl_sriov_change change = {};
 	struct iommu_group *fence;
+	bool busy;
 	int ret;
 
+	mutex_lock(&gpuctl_lock);
+	busy = gpuctl_sriov_vf_in_use(e->pdev, e->why, sizeof(e->why));
+	if (!busy && e->pdev->is_physfn)
+		gpuctl_sriov_change_begin(&change, e->pdev);
+	mutex_unlock(&gpuctl_lock);
+	if (busy)
+		return -EBUSY;
+
 	ret = gpuctl_reserve_fence(e, &fence);
-	if (ret)
-		return ret;
-	device_release_driver(&e->pdev->dev);
-	gpuctl_reserve_unfence(fence);
-	return 0;
+	if (ret) {
+		snprintf(e->why, sizeof(e->why),
+			 "open by a VFIO user through %s", drv);
+	} else {
+		device_release_driver(&e->pdev->dev);
+		gpuctl_reserve_unfence(fence);
+	}
+
+	if (change.pf) {
+		mutex_lock(&gpuctl_lock);
+		gpuctl_sriov_change_end(&change);
+		mutex_unlock(&gpuctl_lock);
+	}
+	return ret;
 }
 
 static u32 gpuctl_reserve_release(struct gpuctl_enforce *e)
@@ -572,9 +595,9 @@ static u32 gpuctl_reserve_release(struct gpuctl_enforce *e)
 		return cleared ? GPUCTL_DEV_ACTION_RELEASED : 0;
 
 	/* rule-del refuses this; a user who opened it since keeps it. */
-	if (drv[0] && gpuctl_reserve_unbind(e)) {
-		pci_info(e->pdev, "released, but left on %s: a VFIO user has it open\n",
-			 drv);
+	if (drv[0] && gpuctl_reserve_unbind(e, drv)) {
+		pci_info(e->pdev, "released, but left on %s: %s\n", drv,
+			 e->why);
 		return GPUCTL_DEV_ACTION_RELEASED;
 	}
 
@@ -637,12 +660,12 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	else
 		action = drv[0] ? GPUCTL_DEV_ACTION_TAKEN : GPUCTL_DEV_ACTION_BOUND;
 
-	/* Another VFIO driver's user keeps the device; try again later. */
-	if (drv[0] && gpuctl_reserve_unbind(e)) {
-		snprintf(e->why, sizeof(e->why), "open by a VFIO user through %s",
-			 drv);
+	/*
+	 * Another VFIO driver's user keeps the device, or a VF of this PF is
+	 * in use; try again later.
+	 */
+	if (drv[0] && gpuctl_reserve_unbind(e, drv))
 		return GPUCTL_DEV_ACTION_BLOCKED;
-	}
 	ret = device_attach(&pdev->dev);
 
 	gpuctl_reserve_pdev_driver(pdev, drv);

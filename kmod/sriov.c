@@ -41,12 +41,7 @@
 #include "netlink.h"
 #include "netlink-gen.h"
 #include "sriov.h"
-
-/* A dev-set in progress, on the stack of its request. */
-struct gpuctl_sriov_change {
-	struct list_head node;
-	struct pci_dev *pf;
-};
+#include "vfio-track.h"
 
 /* Under gpuctl_lock. */
 static LIST_HEAD(gpuctl_sriov_changes);
@@ -93,6 +88,12 @@ static const struct gpuctl_dev *gpuctl_sriov_busy_vf(struct pci_dev *pf)
  */
 #define GPUCTL_SRIOV_LOCK_TRIES 20
 
+/*
+ * "VF 0000:11:00.1 of 0000:11:00.0 is open by a VFIO user through ...",
+ * cut to what an extack message holds (NETLINK_MAX_FMTMSG_LEN).
+ */
+#define GPUCTL_SRIOV_WHY_LEN 80
+
 /* What the change under the device lock found; told under gpuctl_lock. */
 enum gpuctl_sriov_outcome {
 	GPUCTL_SRIOV_DONE,
@@ -130,7 +131,8 @@ struct gpuctl_sriov_result {
  * its driver bound while it is looked at; it is only tried, since an
  * unbind that waits for a VM holds it.
  *
- * Context: the PF's device lock and the rescan lock held, so the VF stays.
+ * Context: @vf referenced; the PF's device lock and the rescan lock held
+ * (dev-set), or gpuctl_lock (gpuctl_sriov_vf_in_use()).
  * Return: 0, or -EBUSY with @res saying why.
  */
 static int gpuctl_sriov_vf_busy(struct pci_dev *vf,
@@ -158,6 +160,19 @@ static int gpuctl_sriov_vf_busy(struct pci_dev *vf,
 	}
 	device_unlock(&vf->dev);
 	return open ? -EBUSY : 0;
+}
+
+/* The VF outcomes of gpuctl_sriov_vf_busy() as a sentence. */
+static void gpuctl_sriov_result_why(struct pci_dev *pf,
+				    const struct gpuctl_sriov_result *res,
+				    char *why, size_t len)
+{
+	if (res->outcome == GPUCTL_SRIOV_VF_OPEN)
+		snprintf(why, len, "VF %s of %s is open by a VFIO user through %.24s",
+			 res->vf, pci_name(pf), res->driver);
+	else
+		snprintf(why, len, "VF %s of %s is busy: its driver is being changed",
+			 res->vf, pci_name(pf));
 }
 
 /*
@@ -277,11 +292,26 @@ static void gpuctl_sriov_changed(struct pci_dev *pf)
 	gpuctl_inventory_changed();
 }
 
+/*
+ * The switch a VFIO driver that enables VFs only when told to wants, as
+ * its sriov_configure() returns -ENOENT without it (vfio_pci.c,
+ * vfio_pci_sriov_configure(), 6.1 and 6.12; vfio-driver.c).
+ */
+static const char *gpuctl_sriov_opt_in(const char *driver)
+{
+	if (!strcmp(driver, "vfio-pci"))
+		return "vfio_pci.enable_sriov=1";
+	if (!strcmp(driver, GPUCTL_VFIO_DRIVER_NAME))
+		return "gpuctl.enable_sriov=1";
+	return NULL;
+}
+
 static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
 			      u16 want, const struct gpuctl_sriov_result *res)
 {
 	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
 	const char *name = pci_name(pf);
+	char why[GPUCTL_SRIOV_WHY_LEN];
 
 	switch (res->outcome) {
 	case GPUCTL_SRIOV_DONE:
@@ -292,14 +322,9 @@ static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
 				       name);
 		break;
 	case GPUCTL_SRIOV_VF_LOCKED:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "VF %s of %s is busy: its driver is being changed",
-				       res->vf, name);
-		break;
 	case GPUCTL_SRIOV_VF_OPEN:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "VF %s of %s is open by a VFIO user through %.24s",
-				       res->vf, name, res->driver);
+		gpuctl_sriov_result_why(pf, res, why, sizeof(why));
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr, "%s", why);
 		break;
 	case GPUCTL_SRIOV_NO_DRIVER:
 		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
@@ -317,6 +342,14 @@ static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
 				       res->had, want);
 		break;
 	case GPUCTL_SRIOV_REFUSED:
+		if (res->enabled == -ENOENT && gpuctl_sriov_opt_in(res->driver)) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+					       "%.16s needs %s to enable VFs on %s",
+					       res->driver,
+					       gpuctl_sriov_opt_in(res->driver),
+					       name);
+			break;
+		}
 		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
 				       "%s refused %u VFs on %s: error %d",
 				       res->driver, want, name, res->enabled);
@@ -387,6 +420,90 @@ static int gpuctl_sriov_busy(struct genl_info *info, struct pci_dev *pf)
 }
 
 /**
+ * gpuctl_sriov_vf_in_use() - whether taking a PF from its driver would
+ *	take a VF from its user
+ * @pf: the device; one that is no PF, or has no VFs, never is
+ * @why: out: which VF, and why, when in use
+ * @len: the size of @why
+ *
+ * Unbinding an SR-IOV PF destroys its VFs: its driver disables SR-IOV on
+ * remove, as vfio-pci does. So every path that unbinds a PF (rule-del of
+ * its rule, a rule with take, the worker) asks first. A VF gpuctl tracks
+ * is in use while allocated or open; one it does not track while a VFIO
+ * user holds it (gpuctl_sriov_vf_busy()).
+ *
+ * Context: gpuctl_lock held. Each untracked VF's device lock is only
+ * tried: that cannot make gpuctl_lock wait for it.
+ * Return: true when a VF is in use, with @why naming it.
+ */
+bool gpuctl_sriov_vf_in_use(struct pci_dev *pf, char *why, size_t len)
+{
+	struct gpuctl_sriov_result res = {};
+	const struct gpuctl_dev *dev;
+	struct pci_dev *pdev = NULL;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (!pf->is_physfn || !pci_num_vf(pf))
+		return false;
+	for_each_pci_dev(pdev) {
+		if (!pdev->is_virtfn || pci_physfn(pdev) != pf)
+			continue;
+		dev = gpuctl_inventory_find_pdev(pdev);
+		if (dev && dev->alloc) {
+			snprintf(why, len, "VF %s of %s is allocated to %u",
+				 pci_name(pdev), pci_name(pf),
+				 dev->alloc->info.id);
+			break;
+		}
+		if (dev && dev->holder.open) {
+			snprintf(why, len, "VF %s of %s is open by a VFIO user",
+				 pci_name(pdev), pci_name(pf));
+			break;
+		}
+		if (gpuctl_sriov_vf_busy(pdev, &res)) {
+			gpuctl_sriov_result_why(pf, &res, why, len);
+			break;
+		}
+	}
+	if (!pdev)
+		return false;
+	pci_dev_put(pdev);
+	return true;
+}
+
+/**
+ * gpuctl_sriov_change_begin() - a PF's VFs may go: allocate none of them
+ * @change: the change, on the caller's stack until gpuctl_sriov_change_end()
+ * @pf: the PF, referenced until then
+ *
+ * gpuctl_alloc_unfit() refuses the PF and its VFs meanwhile, so that no
+ * allocation takes a VF that is about to go.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_sriov_change_begin(struct gpuctl_sriov_change *change,
+			       struct pci_dev *pf)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	change->pf = pci_dev_get(pf);
+	list_add(&change->node, &gpuctl_sriov_changes);
+}
+
+/**
+ * gpuctl_sriov_change_end() - the change that began is over
+ * @change: from gpuctl_sriov_change_begin()
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_sriov_change_end(struct gpuctl_sriov_change *change)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	list_del(&change->node);
+	pci_dev_put(change->pf);
+}
+
+/**
  * gpuctl_nl_dev_set_doit() - set a tracked PF's number of VFs
  * @skb: the request
  * @info: the request; user_ptr[0] holds the device pre_doit found
@@ -422,17 +539,15 @@ int gpuctl_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 
 	/* @dev may go while the lock is dropped; the PF may not. */
-	change.pf = pci_dev_get(dev->pdev);
-	list_add(&change.node, &gpuctl_sriov_changes);
+	gpuctl_sriov_change_begin(&change, dev->pdev);
 	mutex_unlock(&gpuctl_lock);
 
 	ret = gpuctl_sriov_configure(change.pf, want, &res);
 
 	mutex_lock(&gpuctl_lock);
-	list_del(&change.node);
 	gpuctl_sriov_tell(info, change.pf, want, &res);
 	if (!ret && want != res.had)
 		gpuctl_sriov_changed(change.pf);
-	pci_dev_put(change.pf);
+	gpuctl_sriov_change_end(&change);
 	return ret;
 }

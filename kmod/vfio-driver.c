@@ -69,11 +69,41 @@ static const struct vfio_device_ops gpuctl_vfio_pci_ops = {
 	GPUCTL_VFIO_IOMMUFD_OPS
 };
 
+/*
+ * Devices vfio-pci refuses for known errata that an untrusted user could
+ * exploit, the same list on 6.1 and 6.12 (drivers/vfio/pci/vfio_pci.c,
+ * vfio_pci_dev_in_denylist()); gpuctl-vfio-pci has no switch to allow
+ * them, as vfio-pci has disable_denylist.
+ */
+static bool gpuctl_vfio_pci_denylisted(const struct pci_dev *pdev)
+{
+	if (pdev->vendor != PCI_VENDOR_ID_INTEL)
+		return false;
+	switch (pdev->device) {
+	case PCI_DEVICE_ID_INTEL_QAT_C3XXX:
+	case PCI_DEVICE_ID_INTEL_QAT_C3XXX_VF:
+	case PCI_DEVICE_ID_INTEL_QAT_C62X:
+	case PCI_DEVICE_ID_INTEL_QAT_C62X_VF:
+	case PCI_DEVICE_ID_INTEL_QAT_DH895XCC:
+	case PCI_DEVICE_ID_INTEL_QAT_DH895XCC_VF:
+	case PCI_DEVICE_ID_INTEL_DSA_SPR0:
+	case PCI_DEVICE_ID_INTEL_IAX_SPR0:
+		return true;
+	}
+	return false;
+}
+
 static int gpuctl_vfio_pci_probe(struct pci_dev *pdev,
 				 const struct pci_device_id *id)
 {
 	struct vfio_pci_core_device *vdev;
 	int ret;
+
+	if (gpuctl_vfio_pci_denylisted(pdev)) {
+		pci_warn(pdev, "%04x:%04x is on vfio-pci's denylist: not bound\n",
+			 pdev->vendor, pdev->device);
+		return -EINVAL;
+	}
 
 	vdev = vfio_alloc_device(vfio_pci_core_device, vdev, &pdev->dev,
 				 &gpuctl_vfio_pci_ops);
@@ -95,8 +125,23 @@ static void gpuctl_vfio_pci_remove(struct pci_dev *pdev)
 	vfio_put_device(&vdev->vdev);
 }
 
+/*
+ * vfio-pci's policy on VFs, kept (drivers/vfio/pci/vfio_pci.c,
+ * vfio_pci_sriov_configure(), 6.1 and 6.12): a PF on it enables VFs only
+ * when the administrator said so, since VFs of a PF whose driver is a
+ * VM's may not work without that driver's help.
+ */
+static bool enable_sriov;
+module_param(enable_sriov, bool, 0644);
+MODULE_PARM_DESC(enable_sriov,
+		 "Let gpuctl-vfio-pci enable the VFs of a PF bound to it, as vfio-pci's own enable_sriov does (default: off)");
+
 static int gpuctl_vfio_pci_sriov_configure(struct pci_dev *pdev, int nr_virtfn)
 {
+	if (!READ_ONCE(enable_sriov) && nr_virtfn) {
+		pci_info(pdev, "VFs not enabled: load gpuctl with enable_sriov=1 to let gpuctl-vfio-pci enable them\n");
+		return -ENOENT;
+	}
 	return vfio_pci_core_sriov_configure(dev_get_drvdata(&pdev->dev),
 					     nr_virtfn);
 }

@@ -102,7 +102,7 @@ c_late="fuzz lifecycle"
 # without a line here or without its "# topology:" line fails.
 shell_minimum="
 test_alloc_hotplug.sh	11
-test_dev_set.sh		8
+test_dev_set.sh		9
 test_doctor.sh		3
 test_export_cloudstack.sh	6
 test_export_kubevirt.sh	6

@@ -20,9 +20,17 @@
 #   - gpuctl dev set disables them (the VF's dev-del-ntf) and enables them
 #     again (the VF back on vfio-pci, reserved), printing the PF with its
 #     VFS column; gpuctl dev show prints the VF's PF;
+#   - taking the PF from its driver would destroy its VFs: a rule with
+#     take on the PF is refused (EBUSY) while a VF is allocated, naming
+#     the VF and the allocation, or held by a nested QEMU, naming the VF
+#     and its driver; the PF stays on nvme;
+#   - gpuctl-vfio-pci keeps vfio-pci's policy: it enables no VFs without
+#     gpuctl.enable_sriov=1 (ENOENT, and the message says so); with it,
+#     rule-del of the PF's rule is refused while a VF is allocated, and
+#     the PF stays on gpuctl-vfio-pci with its VFs;
 #   - the PF's driver refusing (vfio-pci without enable_sriov) is passed
-#     on with the driver's errno and name, and a driver without
-#     sriov_configure (pci-stub) is named; nothing changes;
+#     on with the driver's errno and the switch it needs, and a driver
+#     without sriov_configure (pci-stub) is named; nothing changes;
 #   - gpuctl apply with "dev PF numvfs N" lines: rules first, then the
 #     counts; idempotent; N to M through 0; a refusal names FILE:LINE and
 #     changes nothing; a failing later line rolls back the earlier ones.
@@ -49,6 +57,7 @@ PF_RULE=
 
 cleanup() {
 	qemu_kill
+	echo 0 2>/dev/null >/sys/module/gpuctl/parameters/enable_sriov
 	vfio_open_stop
 	nlmon_stop
 	nl_allocs_cleanup
@@ -162,6 +171,60 @@ check_untracked_vf_open() {
 	echo >"$SYS_PCI/$VF2/driver_override"
 }
 
+# The PF with 2 VFs, held by nvme under PF_RULE (no take), VF reserved.
+check_pf_unbind() {
+	nl_alloc_new owner "$OWNER" device "$VF" || return 1
+	nl_rule_del "$PF_RULE" || return 1
+	PF_RULE=
+	expect_pci_driver "$PF" nvme 0 || return 1
+	# the PF is untracked now: the rule's look at every PCI function sees it
+	cmd_fails "Device or resource busy \(errno 16\): VF $VF of $PF is allocated to $ALLOC" \
+		gpuctl-nl rule-new "$PF" take || return 1
+	expect_pci_driver "$PF" nvme 0 && numvfs_is 2 &&
+	nl_dev_has "$VF" "allocation=$ALLOC" || return 1
+	nl_alloc_del "$ALLOC" || return 1
+	qemu_start untracked "vfio-pci,host=$VF2" && qemu_ready || return 1
+	cmd_fails "Device or resource busy \(errno 16\): VF $VF2 of $PF is open by a VFIO user through vfio-pci" \
+		gpuctl-nl rule-new "$PF" take || return 1
+	expect_pci_driver "$PF" nvme 0 && numvfs_is 2 && kill -0 "$QEMU_PID" ||
+		return 1
+	qemu_quit || return 1
+	echo >"$SYS_PCI/$VF2/driver_override"
+	# gpuctl-vfio-pci: no VFs unless told
+	nl_rule_new "$PF" || return 1
+	PF_RULE=$RULE
+	gpuctl-nl dev-set "$PF" 0 && numvfs_is 0 || return 1
+	nl_rule_del "$PF_RULE" || return 1
+	nl_rule_new "$PF" driver gpuctl-vfio-pci take || return 1
+	PF_RULE=$RULE
+	expect_pci_driver "$PF" gpuctl-vfio-pci || return 1
+	ynl_set_fails 2 2 "gpuctl-vfio-pci needs gpuctl.enable_sriov=1 to enable VFs on $PF" &&
+	numvfs_is 0 || return 1
+	# vfio-pci-core gives a VF of its PF the PF's driver_override
+	# (vfio_pci_bus_notifier()): the VF's rule names that driver too
+	gpuctl-nl rule-del match "$VF" && nl_rule_new "$VF" driver gpuctl-vfio-pci ||
+		return 1
+	echo 1 >/sys/module/gpuctl/parameters/enable_sriov &&
+	gpuctl-nl dev-set "$PF" 2 && numvfs_is 2 &&
+	expect_pci_driver "$VF" gpuctl-vfio-pci || return 1
+	nl_alloc_new owner "$OWNER" device "$VF" || return 1
+	cmd_fails "Device or resource busy \(errno 16\): VF $VF of $PF is allocated to $ALLOC" \
+		gpuctl-nl rule-del id "$PF_RULE" || return 1
+	expect_pci_driver "$PF" gpuctl-vfio-pci 0 && numvfs_is 2 &&
+	nl_dev_has "$VF" "allocation=$ALLOC" || return 1
+	# as it was: the PF back on nvme under a rule without take, 2 VFs
+	nl_alloc_del "$ALLOC" && gpuctl-nl dev-set "$PF" 0 || return 1
+	echo 0 >/sys/module/gpuctl/parameters/enable_sriov
+	nl_rule_del "$PF_RULE" || return 1
+	PF_RULE=
+	expect_pci_driver "$PF" nvme 30 || return 1
+	gpuctl-nl rule-del match "$VF" && nl_rule_new "$VF" || return 1
+	nl_rule_new "$PF" || return 1
+	PF_RULE=$RULE
+	gpuctl-nl dev-set "$PF" 2 && numvfs_is 2 &&
+	expect_pci_driver "$VF" vfio-pci
+}
+
 check_tool() {
 	nlmon_mark
 	gpuctl dev set 11:00.0 numvfs 0 >"$TMP/out" 2>&1 || { cat "$TMP/out"; return 1; }
@@ -208,7 +271,7 @@ check_driver_refuses() {
 		echo "vfio-pci has enable_sriov set"
 		return 1
 	fi
-	ynl_set_fails 2 2 "vfio-pci refused 2 VFs on $PF: error -2" &&
+	ynl_set_fails 2 2 "vfio-pci needs vfio_pci.enable_sriov=1 to enable VFs on $PF" &&
 	numvfs_is 0 || return 1
 	nl_rule_del "$PF_RULE" || return 1
 	nl_rule_new "$PF" driver pci-stub take || return 1
@@ -267,13 +330,15 @@ check_apply() {
 
 gpuctl_load || exit 1
 ktap_header
-ktap_plan 8
+ktap_plan 9
 ktap_run_stage "$PF untracked: dev-set ENODEV; named by a rule, tracked" check_setup
 ktap_run_stage "no PF, too many VFs, no number: refused, nothing changed" check_refused
 ktap_run_stage "YNL dev-set 2: sysfs and the PF's event agree; 2 to 3 is EBUSY" check_enable
 ktap_run_stage "$VF allocated, then open: the VFs cannot go (EBUSY)" check_vf_in_use
 ktap_run_stage "$VF2 untracked, held by a nested QEMU: dev-set 0 is EBUSY at once" \
 	check_untracked_vf_open
+ktap_run_stage "taking the PF away is refused while a VF is allocated or open" \
+	check_pf_unbind
 ktap_run_stage "gpuctl dev set: VFs off and on, $VF back reserved" check_tool
 ktap_run_stage "the PF's driver refuses, or has no sriov_configure" check_driver_refuses
 ktap_run_stage "gpuctl apply: rules, then VF counts; again a no-op; refusal and rollback" \
