@@ -69,6 +69,8 @@ struct gpuctl_holder {
  *	came is only taken with @take
  * @take: take it from a host driver
  * @pending: the enforcement worker has to look at it
+ * @enforcing: the worker took it for a pass and has not recorded the
+ *	outcome yet (gpuctl_reserve_pending())
  * @needs_override: gives it its driver_override right away, before a
  *	driver can bind (gpuctl_reserve_claim())
  * @claim_told: "claimed" was announced for @rule's first override
@@ -95,6 +97,7 @@ struct gpuctl_dev {
 	bool claimed;
 	bool take;
 	bool pending;
+	bool enforcing;
 	bool needs_override;
 	bool claim_told;
 

@@ -281,31 +281,28 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 }
 
 /*
- * Let the worker act with gpuctl_lock dropped, so that the driver core's
- * events reach the inventory, then take it again for the caller's reply
- * and post_doit. With @rescan, first track the functions a new rule names
- * (they were not in the table), and wait for the worker's pass over them.
+ * Track the functions a new rule names (they were not in the table), with
+ * gpuctl_lock dropped as the bus scan wants, and take it again for the
+ * reply and post_doit. The scan takes no device lock: it cannot wait on a
+ * driver.
  */
-static void gpuctl_nl_rule_settle(unsigned long ticket, bool rescan)
+static void gpuctl_nl_rule_rescan(void)
 {
 	mutex_unlock(&gpuctl_lock);
-	if (rescan) {
-		gpuctl_inventory_rescan();
-		mutex_lock(&gpuctl_lock);
-		ticket = gpuctl_reserve_kick();
-		mutex_unlock(&gpuctl_lock);
-	}
-	gpuctl_reserve_claim(NULL);
-	gpuctl_reserve_wait(ticket);
+	gpuctl_inventory_rescan();
 	mutex_lock(&gpuctl_lock);
+	gpuctl_reserve_kick();
 }
 
 /**
- * gpuctl_nl_rule_new_doit() - add a rule, enforce it, reply with it
+ * gpuctl_nl_rule_new_doit() - add a rule, have it enforced, reply with it
  * @skb: the request
  * @info: the request
  *
- * Context: gpuctl_lock held by pre_doit; dropped while enforcing.
+ * The worker binds and takes the rule's devices after the reply; they are
+ * "pending" until it did.
+ *
+ * Context: gpuctl_lock held by pre_doit; dropped while the bus is scanned.
  * Return: 0 or a negative errno.
  */
 int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
@@ -314,7 +311,6 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 	char why[GPUCTL_BLOCKED_LEN];
 	struct gpuctl_rule tmpl, *rule;
 	struct gpuctl_dev *busy;
-	unsigned long ticket;
 	int ret;
 	u32 id;
 
@@ -351,10 +347,11 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 	gpuctl_inventory_prune();
 	gpuctl_reserve_refresh();
 	gpuctl_netlink_notify_rule(rule, GPUCTL_CMD_RULE_NEW_NTF);
-	ticket = gpuctl_reserve_kick();
+	gpuctl_reserve_kick();
 
 	/* A "VVVV:*" rule names only GPUs, which are all tracked. */
-	gpuctl_nl_rule_settle(ticket, !rule->match.any_device);
+	if (!rule->match.any_device)
+		gpuctl_nl_rule_rescan();
 
 	rule = gpuctl_rule_find(id);
 	if (!rule) {
@@ -370,7 +367,10 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
  * @skb: the request
  * @info: the request; user_ptr[0] holds the rule pre_doit found
  *
- * Context: gpuctl_lock held by pre_doit; dropped while releasing.
+ * The worker releases the devices after the reply; they are "pending"
+ * until it did.
+ *
+ * Context: gpuctl_lock held by pre_doit.
  * Return: 0 or a negative errno.
  */
 int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
@@ -410,8 +410,7 @@ int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 	gpuctl_inventory_prune();
 	gpuctl_reserve_refresh();
 	kfree(rule);
-
-	gpuctl_nl_rule_settle(gpuctl_reserve_kick(), false);
+	gpuctl_reserve_kick();
 	return 0;
 }
 

@@ -156,6 +156,22 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev,
 }
 
 /*
+ * A reply or a dump also says whether the worker still has to act on the
+ * device. Notifications do not: they are sent as the worker goes, and
+ * "action" says what it did.
+ */
+static int gpuctl_nl_dev_fill_reply(struct sk_buff *msg,
+				    const struct gpuctl_dev *dev, bool admin)
+{
+	int ret = gpuctl_nl_dev_fill(msg, dev, admin);
+
+	if (!ret && gpuctl_reserve_pending(dev) &&
+	    nla_put_flag(msg, GPUCTL_A_DEV_PENDING))
+		ret = -EMSGSIZE;
+	return ret;
+}
+
+/*
  * The VFIO user that has the device open. An observed one is unknown: pid
  * 0, and whether it matches the allocation depends only on whether the
  * device has one now.
@@ -421,8 +437,8 @@ int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 	return gpuctl_nl_reply_send(info, msg, hdr,
-				    gpuctl_nl_dev_fill(msg, dev,
-						       gpuctl_nl_admin(skb)));
+				    gpuctl_nl_dev_fill_reply(msg, dev,
+							     gpuctl_nl_admin(skb)));
 }
 
 /**
@@ -522,7 +538,7 @@ static int gpuctl_nl_dev_fill_next(struct sk_buff *msg, unsigned long *key,
 {
 	struct gpuctl_dev *dev = gpuctl_inventory_next(key);
 
-	return dev ? gpuctl_nl_dev_fill(msg, dev, admin) ?: 1 : 0;
+	return dev ? gpuctl_nl_dev_fill_reply(msg, dev, admin) ?: 1 : 0;
 }
 
 static int gpuctl_nl_group_fill_next(struct sk_buff *msg, unsigned long *key,

@@ -41,7 +41,6 @@
 #include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/gpuctl.h>
 
@@ -52,9 +51,6 @@
 #include "reserve.h"
 #include "rule.h"
 #include "sriov.h"
-
-/* How long rule-new and rule-del wait for the worker. */
-#define GPUCTL_RESERVE_WAIT (10 * HZ)
 
 /* A hot-added device the PCI core does not let drivers match yet. */
 #define GPUCTL_RESERVE_RETRY (HZ / 10)
@@ -69,14 +65,6 @@
 static struct workqueue_struct *gpuctl_reserve_wq;
 static void gpuctl_reserve_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(gpuctl_reserve_work, gpuctl_reserve_work_fn);
-
-/*
- * Passes of the worker asked for and finished, under gpuctl_lock; a
- * waiter's ticket is the "asked" count when it kicked the worker.
- */
-static unsigned long gpuctl_reserve_asked;
-static unsigned long gpuctl_reserve_done;
-static DECLARE_WAIT_QUEUE_HEAD(gpuctl_reserve_done_wq);
 
 /* Set under gpuctl_lock at unload: nothing queues the worker any more. */
 static bool gpuctl_reserve_stopped;
@@ -154,14 +142,12 @@ static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
  * gpuctl_reserve_kick() - have the worker look at pending devices
  *
  * Context: gpuctl_lock held.
- * Return: a ticket for gpuctl_reserve_wait().
  */
-unsigned long gpuctl_reserve_kick(void)
+void gpuctl_reserve_kick(void)
 {
 	lockdep_assert_held(&gpuctl_lock);
 	if (!gpuctl_reserve_stopped)
 		mod_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work, 0);
-	return ++gpuctl_reserve_asked;
 }
 
 /* Like gpuctl_reserve_kick(), for a bus event: let the event settle. */
@@ -171,26 +157,24 @@ static void gpuctl_reserve_kick_later(void)
 	if (!gpuctl_reserve_stopped)
 		queue_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work,
 				   GPUCTL_RESERVE_SETTLE);
-	++gpuctl_reserve_asked;
 }
 
 /**
- * gpuctl_reserve_wait() - wait until the worker ran after a kick
- * @ticket: from gpuctl_reserve_kick()
+ * gpuctl_reserve_pending() - whether the worker still has to act on a device
+ * @dev: the device
  *
- * Bounded and interruptible, so no caller hangs on a driver that takes
- * long to let go of a device; the work goes on regardless.
+ * From a rule's change, or its driver's, until the worker recorded what it
+ * did: rule-new and rule-del return before, and clients that want the
+ * outcome wait for this to clear (the "pending" attribute).
  *
- * Context: process context; no gpuctl lock held.
- * Return: true when the worker finished a pass that started after the kick,
- * or gpuctl is being unloaded.
+ * Context: gpuctl_lock held.
+ * Return: true while the worker has work on @dev, or is at it.
  */
-bool gpuctl_reserve_wait(unsigned long ticket)
+bool gpuctl_reserve_pending(const struct gpuctl_dev *dev)
 {
-	return wait_event_interruptible_timeout(gpuctl_reserve_done_wq,
-		(long)(READ_ONCE(gpuctl_reserve_done) - ticket) >= 0 ||
-		READ_ONCE(gpuctl_reserve_stopped),
-		GPUCTL_RESERVE_WAIT) > 0;
+	lockdep_assert_held(&gpuctl_lock);
+	return (dev->pending && (dev->rule || dev->target[0])) ||
+	       dev->needs_override || dev->enforcing;
 }
 
 /**
@@ -698,6 +682,7 @@ static bool gpuctl_reserve_next_pending(unsigned long *key,
 			continue;
 
 		memset(e, 0, sizeof(*e));
+		dev->enforcing = true;
 		e->pdev = pci_dev_get(dev->pdev);
 		e->key = dev->key;
 		strscpy(e->target, dev->target, sizeof(e->target));
@@ -742,6 +727,7 @@ static void gpuctl_reserve_finish(struct gpuctl_enforce *e, u32 action,
 	dev = gpuctl_inventory_find(e->key);
 	if (!dev || dev->pdev != e->pdev)
 		return;
+	dev->enforcing = false;
 
 	if (e->reserve) {
 		/* The rule went meanwhile; the release is pending already. */
@@ -778,12 +764,14 @@ static void gpuctl_reserve_finish(struct gpuctl_enforce *e, u32 action,
 static void gpuctl_reserve_work_fn(struct work_struct *work)
 {
 	struct gpuctl_enforce e;
-	unsigned long key = 0, pass;
+	unsigned long key = 0;
 	bool retry, again = false;
 	u32 action;
 
+	/* Overrides first, for every device a rule just reserved. */
+	gpuctl_reserve_claim(NULL);
+
 	mutex_lock(&gpuctl_lock);
-	pass = gpuctl_reserve_asked;
 	while (gpuctl_reserve_next_pending(&key, &e)) {
 		mutex_unlock(&gpuctl_lock);
 
@@ -806,13 +794,10 @@ static void gpuctl_reserve_work_fn(struct work_struct *work)
 		pci_dev_put(e.pdev);
 		mutex_lock(&gpuctl_lock);
 	}
-	WRITE_ONCE(gpuctl_reserve_done, pass);
 	if (again && !gpuctl_reserve_stopped)
 		queue_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work,
 				   GPUCTL_RESERVE_RETRY);
 	mutex_unlock(&gpuctl_lock);
-
-	wake_up_all(&gpuctl_reserve_done_wq);
 }
 
 /**
@@ -881,8 +866,7 @@ int gpuctl_reserve_init(void)
  * gpuctl_reserve_stop() - stop the enforcement worker
  *
  * Devices stay where they are, driver_override included: a reserved GPU
- * must not fall to a host driver because gpuctl is being upgraded. Wakes
- * rule-new and rule-del callers still waiting, if any are left.
+ * must not fall to a host driver because gpuctl is being upgraded.
  *
  * Context: module exit or init failure, once nothing kicks the worker any
  * more (the family and the bus notifier are gone); takes gpuctl_lock.
@@ -895,7 +879,6 @@ void gpuctl_reserve_stop(void)
 	mutex_unlock(&gpuctl_lock);
 
 	cancel_delayed_work_sync(&gpuctl_reserve_work);
-	wake_up_all(&gpuctl_reserve_done_wq);
 
 	/* Like the devices in the table, orphans keep their override. */
 	mutex_lock(&gpuctl_lock);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
@@ -56,6 +58,7 @@ static struct nla_policy dev_policy[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_HOLDER_SINCE] = { .type = NLA_U64 },
 	[GPUCTL_A_DEV_OPEN_MATCH] = { .type = NLA_U32 },
 	[GPUCTL_A_DEV_REFUSED] = { .type = NLA_STRING },
+	[GPUCTL_A_DEV_PENDING] = { .type = NLA_FLAG },
 };
 
 static const char * const cmd_names[] = {
@@ -475,6 +478,7 @@ int nlc_parse_dev(const struct nlmsghdr *nlh, struct nlc_dev *d)
 	if (tb[GPUCTL_A_DEV_REFUSED])
 		nla_strlcpy(d->refused, tb[GPUCTL_A_DEV_REFUSED],
 			    sizeof(d->refused));
+	d->pending = !!tb[GPUCTL_A_DEV_PENDING];
 	return 0;
 }
 
@@ -627,8 +631,65 @@ int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g)
 	return nlc_exchange(c, msg, one_group_cb, g, NULL);
 }
 
+/*
+ * rule-new and rule-del return before gpuctl's worker acted on the rule's
+ * devices; until it did, dev-get shows them "pending". Waits for none of
+ * @devices to be, up to NLC_SETTLE_MS. A device no longer tracked counts
+ * as done.
+ */
+static long nlc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+int nlc_rule_settle(struct nlc *c, const char (*devices)[NLC_ADDR_LEN],
+		    int n)
+{
+	long deadline = nlc_now_ms() + NLC_SETTLE_MS;
+	struct nlc_dev d;
+	bool pending;
+	int i, ret;
+
+	for (;;) {
+		pending = false;
+		for (i = 0; i < n && !pending; i++) {
+			ret = nlc_dev_get(c, devices[i], &d);
+			if (ret && ret != -ENODEV)
+				return ret;
+			pending = !ret && d.pending;
+		}
+		if (!pending)
+			return 0;
+		if (nlc_now_ms() >= deadline)
+			return -ETIMEDOUT;
+		usleep(NLC_SETTLE_POLL_MS * 1000);
+	}
+}
+
 int nlc_rule_new(struct nlc *c, const char *match, const char *driver,
 		 bool force, bool take, struct nlc_rule *r)
+{
+	struct nlc_rule now;
+	int ret;
+
+	ret = nlc_rule_new_nowait(c, match, driver, force, take, r);
+	if (ret)
+		return ret;
+	ret = nlc_rule_settle(c, (const char (*)[NLC_ADDR_LEN])r->devices,
+			      r->ndevices);
+	if (ret)
+		return ret;
+	/* the rule as it is now, its warnings after the worker acted */
+	if (!nlc_rule_get(c, r->id, &now))
+		*r = now;
+	return 0;
+}
+
+int nlc_rule_new_nowait(struct nlc *c, const char *match, const char *driver,
+			bool force, bool take, struct nlc_rule *r)
 {
 	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_RULE_NEW, NLM_F_ACK);
 
@@ -646,6 +707,28 @@ int nlc_rule_new(struct nlc *c, const char *match, const char *driver,
 }
 
 int nlc_rule_del(struct nlc *c, const __u32 *id, const char *match)
+{
+	struct nlc_rule *rules, gone = { 0 };
+	const struct nlc_rule *r;
+	int n, ret;
+
+	/* the rule's devices, to wait for their release */
+	if (id) {
+		nlc_rule_get(c, *id, &gone);
+	} else if (match && !nlc_rule_dump(c, &rules, &n, NULL)) {
+		r = nlc_rule_find(rules, n, match);
+		if (r)
+			gone = *r;
+		free(rules);
+	}
+	ret = nlc_rule_del_nowait(c, id, match);
+	if (ret)
+		return ret;
+	return nlc_rule_settle(c, (const char (*)[NLC_ADDR_LEN])gone.devices,
+			       gone.ndevices);
+}
+
+int nlc_rule_del_nowait(struct nlc *c, const __u32 *id, const char *match)
 {
 	struct nl_msg *msg = nlc_msg_new(c, GPUCTL_CMD_RULE_DEL, NLM_F_ACK);
 
@@ -925,6 +1008,8 @@ void nlc_print_dev(FILE *f, const char *prefix, const struct nlc_dev *d)
 			(unsigned long long)d->holder_since);
 	if (NLC_HAS(d, GPUCTL_A_DEV_OPEN_MATCH))
 		fprintf(f, " open_match=%s", nlc_open_match_name(d->open_match));
+	if (NLC_HAS(d, GPUCTL_A_DEV_PENDING))
+		fprintf(f, " pending=1");
 	/*
 	 * Last: texts with spaces. A device has a refusal only in
 	 * vfio-open-ntf, so at most one of them ends a line in practice.

@@ -64,6 +64,7 @@ struct nlc_dev {
 	__u64 holder_since;
 	__u32 open_match;
 	char refused[NLC_TEXT_LEN];
+	bool pending;
 };
 
 struct nlc_group {
@@ -220,13 +221,32 @@ int nlc_group_dump(struct nlc *c, struct nlc_group **groups, int *n,
 		   struct nlc_dump_info *info);
 
 /*
+ * How long nlc_rule_new() and nlc_rule_del() wait for gpuctl's worker: a
+ * bind under TCG on make check-debug's kernel takes seconds.
+ */
+#define NLC_SETTLE_MS		60000
+#define NLC_SETTLE_POLL_MS	20
+
+/*
  * rule-new: @driver NULL leaves the attribute out (the kernel's default).
- * On success @r holds the reply, the rule as the kernel stored it.
+ * On success @r holds the rule as the kernel has it once its worker acted
+ * on the rule's devices (nlc_rule_settle(); -ETIMEDOUT after
+ * NLC_SETTLE_MS). nlc_rule_new_nowait() returns the reply as it came.
  */
 int nlc_rule_new(struct nlc *c, const char *match, const char *driver,
 		 bool force, bool take, struct nlc_rule *r);
-/* rule-del by @id and/or @match; NULL leaves an attribute out. */
+int nlc_rule_new_nowait(struct nlc *c, const char *match, const char *driver,
+			bool force, bool take, struct nlc_rule *r);
+/*
+ * rule-del by @id and/or @match; NULL leaves an attribute out. Waits, as
+ * nlc_rule_new() does, for the rule's devices to be released;
+ * nlc_rule_del_nowait() does not.
+ */
 int nlc_rule_del(struct nlc *c, const __u32 *id, const char *match);
+int nlc_rule_del_nowait(struct nlc *c, const __u32 *id, const char *match);
+/* Until none of @devices is "pending": 0, -ETIMEDOUT or an errno. */
+int nlc_rule_settle(struct nlc *c, const char (*devices)[NLC_ADDR_LEN],
+		    int n);
 int nlc_rule_get(struct nlc *c, __u32 id, struct nlc_rule *r);
 int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
 		  struct nlc_dump_info *info);

@@ -118,7 +118,7 @@ test_noiommu.sh		9
 test_packages.sh	14
 test_privilege.sh	10
 test_qemu_guest.sh	9
-test_reserve.sh		11
+test_reserve.sh		12
 test_reserve_groups.sh	7
 test_reserve_noiommu.sh	3
 test_reserve_orphan.sh	5

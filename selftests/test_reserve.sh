@@ -10,6 +10,15 @@
 # group, which gpuctl-nl records for the whole run. Whole groups and
 # hot-plug are in test_reserve_groups.sh.
 #
+# rule-new never waits on a driver: while a sysfs unbind of 05:00.0 waits
+# for the VFIO user that holds it (holding the device's lock), "gpuctl
+# reserve add" of it gets its reply at once, and the tool waits for the
+# kernel's worker itself, then says the device is still pending. Meanwhile
+# a module with a genetlink family of its own (wireguard) loads and
+# unloads, which takes genetlink's cb_lock for writing, and "genl ctrl
+# list" answers: a handler that slept under cb_lock would stall both, and
+# every genetlink family of the host with them.
+#
 # Devices of the "full" topology (topologies/full): 01:00.0 bochs and
 # 05:00.0, which no driver binds.
 
@@ -23,11 +32,13 @@ set -o pipefail
 SYS_PCI=/sys/bus/pci/devices
 TMP=$(mktemp -d /tmp/test_reserve.XXXXXX)
 VFIO_PID=
+BG_PID=
 GPU=0000:01:00.0
 FREE=0000:05:00.0
 
 cleanup() {
 	[ -n "$VFIO_PID" ] && kill "$VFIO_PID" 2>/dev/null
+	[ -n "$BG_PID" ] && kill "$BG_PID" 2>/dev/null
 	nlmon_stop
 	nl_rules_cleanup
 	rm -rf "$TMP"
@@ -94,7 +105,7 @@ check_take() {
 	nlmon_mark
 	nl_rule_new "$GPU" take || return 1
 	grep -q ' take=1' "$TMP/rule" || { echo "reply without take"; return 1; }
-	# rule-new returns after enforcement
+	# gpuctl-nl waits until the worker acted (dev-get "pending")
 	expect_pci_driver "$GPU" vfio-pci 0 || return 1
 	expect_pci_override "$GPU" vfio-pci || return 1
 	nl_dev_has "$GPU" reserved=1 state=reserved "rule=$RULE" driver=vfio-pci || return 1
@@ -181,6 +192,81 @@ check_busy() {
 	nlmon_action "$FREE" released
 }
 
+# took CMD...: runs CMD, prints how long it took in ms to TOOK_MS.
+TOOK_MS=
+took() {
+	local start=${EPOCHREALTIME/./} rc=0
+
+	"$@" || rc=$?
+	TOOK_MS=$(( (${EPOCHREALTIME/./} - start) / 1000 ))
+	echo "# $* took $TOOK_MS ms, exit $rc" >&2
+	return "$rc"
+}
+
+# FREE on vfio-pci with no rule, held by vfio_open; a sysfs unbind of it
+# waits for vfio_open to let go, holding FREE's device lock.
+check_no_wait() {
+	local _ rc=0
+
+	modprobe vfio_iommu_type1 2>/dev/null
+	lsmod | grep -q '^wireguard ' && { echo "wireguard is loaded already"; return 1; }
+	modprobe -n wireguard || { echo "no wireguard module"; return 1; }
+	write_to vfio-pci "$SYS_PCI/$FREE/driver_override" &&
+	write_to "$FREE" /sys/bus/pci/drivers_probe &&
+	expect_pci_driver "$FREE" vfio-pci || return 1
+	vfio_open_start "$FREE" || return 1
+	echo "$FREE" >/sys/bus/pci/drivers/vfio-pci/unbind &
+	BG_PID=$!
+	sleep 1
+	kill -0 "$BG_PID" || { echo "the unbind did not wait for vfio_open"; return 1; }
+
+	# the reply comes at once; the tool waits for the worker, which waits
+	# for the device's lock, and says so after 10 s
+	gpuctl reserve add "${FREE#0000:}" >"$TMP/add.out" 2>"$TMP/add.err" &
+	local add_pid=$!
+	for _ in $(seq 100); do
+		gpuctl-nl rule-dump | grep -q "match=$FREE " && break
+		sleep 0.1
+	done
+	gpuctl-nl dev-get "$FREE" | tee "$TMP/dev"
+	grep -q ' pending=1' "$TMP/dev" || { echo "$FREE is not pending"; rc=1; }
+
+	# another family comes and goes; genetlink keeps answering meanwhile
+	( took modprobe wireguard; echo "$TOOK_MS" >"$TMP/modprobe.ms" ) &
+	sleep 0.3
+	took genl ctrl list >"$TMP/genl" || rc=1
+	[ "$TOOK_MS" -lt 3000 ] || { echo "genl ctrl list waited"; rc=1; }
+	wait $! || rc=1
+	[ "$(cat "$TMP/modprobe.ms")" -lt 5000 ] || { echo "modprobe waited on gpuctl"; rc=1; }
+	genl ctrl list | grep -q 'Name: wireguard' || { echo "no wireguard family"; rc=1; }
+	took rmmod wireguard || rc=1
+	[ "$TOOK_MS" -lt 5000 ] || { echo "rmmod waited on gpuctl"; rc=1; }
+	took genl ctrl list >"$TMP/genl" || rc=1
+	[ "$TOOK_MS" -lt 3000 ] || { echo "genl ctrl list waited"; rc=1; }
+	grep -q 'Name: gpuctl' "$TMP/genl" || { echo "no gpuctl family"; rc=1; }
+
+	wait "$add_pid" || { echo "gpuctl reserve add failed"; rc=1; }
+	print_file "" "$TMP/add.out" "$TMP/add.err"
+	grep -q "^Warning: the kernel has not finished with $FREE after 10 s" "$TMP/add.err" ||
+		{ echo "no word of the pending device"; rc=1; }
+	# the VFIO user goes: the unbind ends, the worker restores FREE
+	vfio_open_stop
+	wait "$BG_PID"
+	BG_PID=
+	expect_pci_driver "$FREE" vfio-pci 30 || rc=1
+	RULE=$(gpuctl-nl rule-dump | sed -n "s/^rule id=\([0-9]*\) match=$FREE .*/\1/p")
+	RULES+=("$RULE")
+	for _ in $(seq 100); do
+		gpuctl-nl dev-get "$FREE" | grep -q ' pending=1' || break
+		sleep 0.1
+	done
+	nl_dev_has "$FREE" state=reserved "rule=$RULE" || rc=1
+	nl_dev_lacks "$FREE" pending=1 || rc=1
+	nl_rule_del "$RULE" || rc=1
+	expect_pci_override "$FREE" "" && expect_pci_driver "$FREE" "" || rc=1
+	return "$rc"
+}
+
 check_param() {
 	local mark="test_reserve.sh: loading gpuctl with reserve= ($$ $RANDOM)"
 
@@ -216,7 +302,7 @@ check_no_rules() {
 }
 
 ktap_header
-ktap_plan 11
+ktap_plan 12
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 nlmon_start || ktap_info "gpuctl-nl monitor did not start"
 
@@ -232,6 +318,8 @@ ktap_run_stage "sticky: override bochs-drm, unbind, drivers_probe, restored" \
 ktap_run_stage "release: rule-del gives the GPU back to bochs-drm, action released" \
 	check_release
 ktap_run_stage "busy: rule-del refused while vfio_open holds the device" check_busy
+ktap_run_stage "no wait: rule-new returns while a driver holds the device; genetlink answers" \
+	check_no_wait
 ktap_run_stage "module parameter: bad rule logged and skipped, good rule applied" \
 	check_param
 nlmon_stop

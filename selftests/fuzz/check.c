@@ -606,8 +606,8 @@ static void fz_check_reserve(const struct fz_state *st, struct fz_report *r)
 
 /*
  * Reservation states settle after the worker's pass, which rule-new and
- * rule-del wait at most ten seconds for: a reservation violation counts
- * only when it outlasts that. The ledger changes only on requests, and
+ * rule-del return before: a reservation violation counts only when it
+ * outlasts twelve seconds. The ledger changes only on requests, and
  * none is sent meanwhile, so its invariants need no second look.
  */
 int fz_invariants(struct fz_ctx *c, char *why, size_t len)

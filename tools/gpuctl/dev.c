@@ -90,6 +90,7 @@ static const enum mnl_attr_data_type dev_attr_types[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_HOLDER_SINCE] = MNL_TYPE_U64,
 	[GPUCTL_A_DEV_OPEN_MATCH] = MNL_TYPE_U32,
 	[GPUCTL_A_DEV_REFUSED] = MNL_TYPE_NUL_STRING,
+	[GPUCTL_A_DEV_PENDING] = MNL_TYPE_FLAG,
 };
 
 static int dev_attr_cb(const struct nlattr *attr, void *data)
@@ -198,6 +199,7 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 		d->rule = mnl_attr_get_u32(tb[GPUCTL_A_DEV_RULE]);
 	if (tb[GPUCTL_A_DEV_ACTION])
 		d->action = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ACTION]);
+	d->pending = tb[GPUCTL_A_DEV_PENDING];
 	dev_holder_parse(tb, d);
 	return 0;
 }

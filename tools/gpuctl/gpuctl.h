@@ -110,6 +110,7 @@ struct dev_info {
 	bool has_rule;
 	u32 rule;
 	u32 action;		/* 0: not an action notification */
+	bool pending;		/* the kernel's worker has yet to act on it */
 	bool has_allocation;
 	u32 allocation;
 	bool has_holder;	/* a VFIO user has it open */

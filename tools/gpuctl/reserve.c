@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <linux/genetlink.h>
 #include <linux/gpuctl.h>
 
@@ -187,6 +189,63 @@ void reserve_list_init(struct nl_list *list)
 				  .release = rule_release };
 }
 
+/*
+ * How long reserve_new() and reserve_del() wait for the kernel's worker to
+ * act on a rule's devices, and how often they look.
+ */
+#define RESERVE_SETTLE_MS 10000
+#define RESERVE_POLL_MS 20
+
+static long long reserve_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait until the kernel's worker acted on each of @devs: none carries
+ * "pending" in dev-get, or it left the table. The kernel answers rule-new
+ * and rule-del before it binds, takes or releases anything, since a
+ * driver may take long to let go of a device; the waiting is the tool's.
+ * After RESERVE_SETTLE_MS it says which device is still pending, and goes
+ * on: the kernel keeps at it, and "gpuctl monitor" shows when it is done.
+ */
+static void reserve_settle(struct nl_ctx *nl, char (*devs)[ADDR_BUFSZ],
+			   size_t n)
+{
+	long long deadline = reserve_now_ms() + RESERVE_SETTLE_MS;
+	const char *pending;
+	struct dev_info d;
+	size_t i;
+
+	for (;;) {
+		pending = NULL;
+		for (i = 0; i < n && !pending; i++)
+			if (!dev_get_quiet(nl, devs[i], &d) && d.pending)
+				pending = devs[i];
+		if (!pending)
+			return;
+		if (reserve_now_ms() >= deadline)
+			break;
+		usleep(RESERVE_POLL_MS * 1000);
+	}
+	fprintf(stderr,
+		"Warning: the kernel has not finished with %s after %d s; it goes on (gpuctl monitor shows when)\n",
+		pending, RESERVE_SETTLE_MS / 1000);
+}
+
+/* rule-get of one rule into an empty @list; -ENOENT when it is gone. */
+static int reserve_get_quiet(struct nl_ctx *nl, u32 id, struct nl_list *list)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_GET, false);
+	mnl_attr_put_u32(nlh, GPUCTL_A_RULE_ID, id);
+	return nl_collect_quiet(nl, nlh, list);
+}
+
 /**
  * reserve_new() - add a rule, and wait for the kernel to enforce it
  * @nl: an open socket
@@ -198,7 +257,10 @@ void reserve_list_init(struct nl_list *list)
 int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
 		struct nl_list *list)
 {
+	const struct rule_info *rule;
 	struct nlmsghdr *nlh;
+	struct nl_list now;
+	int ret;
 
 	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_NEW, false);
 	mnl_attr_put_strz(nlh, GPUCTL_A_RULE_MATCH, r->match);
@@ -209,7 +271,21 @@ int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
 		mnl_attr_put(nlh, GPUCTL_A_RULE_FORCE, 0, NULL);
 	if (r->take)
 		mnl_attr_put(nlh, GPUCTL_A_RULE_TAKE, 0, NULL);
-	return nl_collect(nl, nlh, list);
+	ret = nl_collect(nl, nlh, list);
+	if (ret || list->n != 1)
+		return ret;
+
+	/* The rule as it is once its devices are bound, with its warnings. */
+	rule = list->v;
+	reserve_settle(nl, rule->devs, rule->ndevs);
+	reserve_list_init(&now);
+	if (!reserve_get_quiet(nl, rule->id, &now) && now.n == 1) {
+		nl_list_free(list);
+		*list = now;
+	} else {
+		nl_list_free(&now);
+	}
+	return 0;
 }
 
 /**
@@ -222,14 +298,38 @@ int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
  */
 int reserve_del(struct nl_ctx *nl, u32 id, const char *match)
 {
+	const struct rule_info *v;
 	struct nlmsghdr *nlh;
+	struct nl_list rules;
+	size_t i;
+	int ret;
+
+	/* Its devices, to wait for their release; none if it cannot be read. */
+	reserve_list_init(&rules);
+	if (match) {
+		if (!nl_collect_quiet(nl, nl_msg_start(nl, GPUCTL_CMD_RULE_GET,
+						       true), &rules))
+			for (v = rules.v, i = 0; i < rules.n; i++)
+				if (!strcmp(v[i].match, match))
+					id = v[i].id;
+		nl_list_free(&rules);
+		reserve_list_init(&rules);
+	}
+	if (id)
+		reserve_get_quiet(nl, id, &rules);
 
 	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_DEL, false);
 	if (match)
 		mnl_attr_put_strz(nlh, GPUCTL_A_RULE_MATCH, match);
 	else
 		mnl_attr_put_u32(nlh, GPUCTL_A_RULE_ID, id);
-	return nl_request(nl, nlh, NULL, NULL, NULL);
+	ret = nl_request(nl, nlh, NULL, NULL, NULL);
+	if (!ret && rules.n == 1) {
+		v = rules.v;
+		reserve_settle(nl, v->devs, v->ndevs);
+	}
+	nl_list_free(&rules);
+	return ret;
 }
 
 /**
