@@ -63,6 +63,8 @@ struct gpuctl_holder {
  * @target: the driver gpuctl keeps it on; kept after @rule went until the
  *	device is released, "" when there is nothing to keep or release
  * @blocked: why gpuctl could not bind it to @target, "" when it could
+ * @blocked_in_use: @blocked names a VFIO user or an allocation, which only
+ *	CAP_SYS_ADMIN is told
  * @state: enum gpuctl_dev_state
  * @claimed: it was on @target since @rule came, so gpuctl puts it back
  *	whenever it leaves (sticky); a device a host driver held when the rule
@@ -93,6 +95,7 @@ struct gpuctl_dev {
 	struct gpuctl_rule *rule;
 	char target[GPUCTL_DRIVER_NAME_LEN];
 	char blocked[GPUCTL_BLOCKED_LEN];
+	bool blocked_in_use;
 	u32 state;
 	bool claimed;
 	bool take;

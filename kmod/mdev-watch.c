@@ -27,6 +27,16 @@
  * list at DEL_DEVICE under gpuctl_lock, before its device can be freed;
  * device_for_each_child() holds a reference on each child while it looks,
  * and a vfio_device is freed only with its device's last reference.
+ *
+ * That reference must never be the last one: the vfio_device's release
+ * (drivers/vfio/vfio_main.c, vfio_device_release(), 6.1 and 6.12) takes
+ * its device set's lock, which nests outside gpuctl_lock (vfio-track.c).
+ * A child leaves its parent's list in device_del(), and the vfio-dev child
+ * of an instance is deleted only by its driver's probe or remove
+ * (vfio_unregister_group_dev()), under the instance's device lock. So the
+ * walk runs under that lock, which it only tries, as gpuctl_lock must not
+ * wait for a device lock: an instance whose lock is held (it is being
+ * bound or unbound) keeps its last state until the next look.
  */
 
 #include <linux/device.h>
@@ -49,11 +59,15 @@ static int gpuctl_mdev_vfio_open(struct device *child, void *data)
 	return 0;
 }
 
-static bool gpuctl_mdev_vfio_busy(struct gpuctl_mdev *m)
+/* Whether a VFIO user has @m open; -EAGAIN when it cannot look now. */
+static int gpuctl_mdev_vfio_busy(struct gpuctl_mdev *m)
 {
 	bool open = false;
 
+	if (!device_trylock(m->dev))
+		return -EAGAIN;
 	device_for_each_child(m->dev, &open, gpuctl_mdev_vfio_open);
+	device_unlock(m->dev);
 	return open;
 }
 
@@ -87,14 +101,14 @@ bool gpuctl_mdev_watch_sync(void)
 	struct gpuctl_mdev *m;
 	unsigned long key;
 	bool any = false;
-	bool open;
+	int open;
 
 	lockdep_assert_held(&gpuctl_lock);
 
 	for (key = 0; (m = gpuctl_mdev_next(&key)); key++) {
 		any = true;
 		open = gpuctl_mdev_vfio_busy(m);
-		if (open == m->open)
+		if (open < 0 || open == m->open)
 			continue;
 		m->open = open;
 		m->open_since = open ? ktime_get_real_seconds() : 0;

@@ -14,11 +14,15 @@
  * An instance's fields are copied when it appears: ADD_DEVICE runs inside
  * mdev_device_create() with the parent's unreg_sem held, so its type and
  * parent cannot go away meanwhile. The load-time scan copies them under
- * the instance's device lock, bound: the parent's unregistration removes
- * (and unbinds) its instances before the driver may free its types, and
- * that unbind waits for the lock. gpuctl never holds a reference to an
- * instance: the mdev core frees its type's kobject, which the parent's
- * driver owns, when the last reference goes.
+ * the instance's device lock, bound or not: the parent's unregistration
+ * (drivers/vfio/mdev/mdev_core.c, mdev_unregister_parent(), 6.1 and
+ * 6.12) removes its instances before it frees its types, and removing
+ * one waits for that lock (device_del() releases the driver under it,
+ * bound or not). An instance the scan did not see, because it was added
+ * before the notifier and then bound, is copied at its BOUND_DRIVER event,
+ * which also runs under its device lock. gpuctl never holds a reference
+ * to an instance: the mdev core frees its type's kobject, which the
+ * parent's driver owns, when the last reference goes.
  *
  * Instances leave at DEL_DEVICE, or at REMOVED_DEVICE for one the scan
  * found after its DEL_DEVICE had passed, before the notifier was there.
@@ -246,8 +250,13 @@ static int gpuctl_mdev_notify(struct notifier_block *nb, unsigned long action,
 	struct device *dev = data;
 	struct gpuctl_mdev *m, *new = NULL;
 
-	/* Copied outside gpuctl_lock: it allocates. */
-	if (action == BUS_NOTIFY_ADD_DEVICE) {
+	/*
+	 * Copied outside gpuctl_lock: it allocates. BOUND_DRIVER copies too,
+	 * for an instance added before the notifier and bound after the
+	 * scan looked; it is dropped when the instance is listed already.
+	 */
+	if (action == BUS_NOTIFY_ADD_DEVICE ||
+	    action == BUS_NOTIFY_BOUND_DRIVER) {
 		new = gpuctl_mdev_new(dev);
 		if (!new)
 			dev_warn(dev, "gpuctl: no memory to track this mdev\n");
@@ -262,8 +271,14 @@ static int gpuctl_mdev_notify(struct notifier_block *nb, unsigned long action,
 			gpuctl_mdev_del(m);
 		if (new)
 			gpuctl_mdev_insert(new);
+		new = NULL;
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
+		if (!m && new && !gpuctl_mdev_gone(dev)) {
+			gpuctl_mdev_insert(new);
+			m = new;
+			new = NULL;
+		}
 		if (m)
 			gpuctl_mdev_bound(m, dev);
 		break;
@@ -281,6 +296,7 @@ static int gpuctl_mdev_notify(struct notifier_block *nb, unsigned long action,
 		break;
 	}
 	mutex_unlock(&gpuctl_lock);
+	kfree(new);
 	return NOTIFY_DONE;
 }
 
@@ -289,21 +305,24 @@ static struct notifier_block gpuctl_mdev_nb = {
 };
 
 /*
- * An instance that existed before the notifier. Under its device lock and
- * bound, its parent is registered (see the top of the file).
+ * An instance that existed before the notifier, bound or not (a sysfs
+ * unbind leaves it so). Under its device lock its type and parent stay
+ * (see the top of the file).
  */
 static int gpuctl_mdev_scan_one(struct device *dev, void *data)
 {
-	struct gpuctl_mdev *m = NULL;
+	struct gpuctl_mdev *m;
 
 	device_lock(dev);
-	if (dev->driver)
-		m = gpuctl_mdev_new(dev);
+	m = gpuctl_mdev_new(dev);
 
 	mutex_lock(&gpuctl_lock);
 	if (m && !gpuctl_mdev_gone(dev) && !gpuctl_mdev_find_dev(dev)) {
 		gpuctl_mdev_insert(m);
-		gpuctl_mdev_bound(m, dev);
+		if (dev->driver)
+			gpuctl_mdev_bound(m, dev);
+		else
+			m->told = true;	/* as a bound one: its removal is told */
 		m = NULL;
 	}
 	mutex_unlock(&gpuctl_lock);

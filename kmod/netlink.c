@@ -75,8 +75,13 @@ static void gpuctl_nl_pci_root(const struct pci_dev *pdev, char *buf,
 	snprintf(buf, len, "pci%04x:%02x", pci_domain_nr(bus), bus->number);
 }
 
+/*
+ * Why the device is held or blocked. A device blocked because a VFIO user
+ * or an allocation has it (or one of its VFs) says who only to
+ * CAP_SYS_ADMIN, as the holder and the allocation are shown.
+ */
 static int gpuctl_nl_dev_fill_reason(struct sk_buff *msg,
-				     const struct gpuctl_dev *dev)
+				     const struct gpuctl_dev *dev, bool admin)
 {
 	char reason[GPUCTL_DRIVER_NAME_LEN + 16];
 
@@ -86,6 +91,8 @@ static int gpuctl_nl_dev_fill_reason(struct sk_buff *msg,
 		return nla_put_string(msg, GPUCTL_A_DEV_STATE_REASON, reason);
 	case GPUCTL_DEV_STATE_BLOCKED:
 		return nla_put_string(msg, GPUCTL_A_DEV_STATE_REASON,
+				      dev->blocked_in_use && !admin ?
+				      "in use by a VFIO user or an allocation" :
 				      dev->blocked);
 	default:
 		return 0;
@@ -144,7 +151,7 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev,
 
 	if (dev->rule && nla_put_u32(msg, GPUCTL_A_DEV_RULE, dev->rule->id))
 		return -EMSGSIZE;
-	if (gpuctl_nl_dev_fill_reason(msg, dev))
+	if (gpuctl_nl_dev_fill_reason(msg, dev, admin))
 		return -EMSGSIZE;
 	if (!admin)
 		return 0;
@@ -290,14 +297,23 @@ static int gpuctl_nl_pre_doit(const struct gpuctl_genl_ops *ops,
 
 	mutex_lock(&gpuctl_lock);
 
-	/* Lookups below must not find an allocation a close just ended. */
+	/*
+	 * Lookups below must not find an allocation a close just ended. Only
+	 * for CAP_SYS_ADMIN: the sync takes every watched group's mutex,
+	 * which no unprivileged read may make gpuctl_lock wait for, and what
+	 * it brings up to date (holders, allocations) only CAP_SYS_ADMIN
+	 * sees; everyone else reads what the once-a-second look found.
+	 */
 	switch (ops->cmd) {
 	case GPUCTL_CMD_DEV_GET:
+	case GPUCTL_CMD_MDEV_GET:
+		if (!gpuctl_nl_admin(skb))
+			break;
+		fallthrough;
 	case GPUCTL_CMD_DEV_SET:
 	case GPUCTL_CMD_ALLOC_DEL:
 	case GPUCTL_CMD_ALLOC_GET:
 	case GPUCTL_CMD_RULE_DEL:
-	case GPUCTL_CMD_MDEV_GET:
 		gpuctl_vfio_watch_sync();
 		break;
 	}
@@ -501,7 +517,8 @@ int gpuctl_nl_dump(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 	}
 
 	mutex_lock(&gpuctl_lock);
-	if ((flags & GPUCTL_NL_DUMP_WATCH) && !key)
+	/* as in pre_doit: only for those who see what it changes */
+	if ((flags & GPUCTL_NL_DUMP_WATCH) && !key && admin)
 		gpuctl_vfio_watch_sync();
 	cb->seq = gpuctl_inventory_generation();
 

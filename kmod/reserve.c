@@ -104,6 +104,7 @@ static LIST_HEAD(gpuctl_orphans);
  * @reserve: keep it on @target; otherwise release it
  * @claimed: it was on @target, so put it back from wherever it went
  * @take: unbind a host driver that has it
+ * @in_use: out: @why names a VFIO user or an allocation
  */
 struct gpuctl_enforce {
 	struct pci_dev *pdev;
@@ -113,6 +114,7 @@ struct gpuctl_enforce {
 	bool reserve;
 	bool claimed;
 	bool take;
+	bool in_use;
 };
 
 /* A rule's VF-only driver never reserves a PF, even one that is on it. */
@@ -648,8 +650,10 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	 * Another VFIO driver's user keeps the device, or a VF of this PF is
 	 * in use; try again later.
 	 */
-	if (drv[0] && gpuctl_reserve_unbind(e, drv))
+	if (drv[0] && gpuctl_reserve_unbind(e, drv)) {
+		e->in_use = true;
 		return GPUCTL_DEV_ACTION_BLOCKED;
+	}
 	ret = device_attach(&pdev->dev);
 
 	gpuctl_reserve_pdev_driver(pdev, drv);
@@ -737,6 +741,7 @@ static void gpuctl_reserve_finish(struct gpuctl_enforce *e, u32 action,
 			if (!strcmp(dev->blocked, e->why))
 				action = 0;
 			strscpy(dev->blocked, e->why, sizeof(dev->blocked));
+			dev->blocked_in_use = e->in_use;
 		}
 		if (!strcmp(dev->driver, dev->target) &&
 		    !gpuctl_reserve_not_for(dev->pdev, dev->target))

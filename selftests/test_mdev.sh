@@ -11,7 +11,8 @@
 # sysfs:
 #   - an instance made before gpuctl loads is listed (the load-time scan),
 #     with its type, type name, parent, IOMMU group and driver as sysfs
-#     has them;
+#     has them; so is one a sysfs unbind left without driver (and without
+#     group), until it is removed;
 #   - instances made and removed while gpuctl runs come and go in the dump
 #     and as mdev-add-ntf and mdev-del-ntf on "monitor", which an
 #     unprivileged user may read, as the dump;
@@ -40,13 +41,14 @@ MDEVS=/sys/bus/mdev/devices
 U_EARLY=8e2f0c10-0000-4000-8000-000000000001
 U_LATE=8e2f0c10-0000-4000-8000-000000000002
 U_TTY=8e2f0c10-0000-4000-8000-000000000003
+U_UNBOUND=8e2f0c10-0000-4000-8000-000000000004
 NTF_PID=
 
 cleanup() {
 	local u
 
 	[ -n "$NTF_PID" ] && kill "$NTF_PID" 2>/dev/null
-	for u in "$U_EARLY" "$U_LATE" "$U_TTY"; do
+	for u in "$U_EARLY" "$U_LATE" "$U_TTY" "$U_UNBOUND"; do
 		[ -e "$MDEVS/$u" ] && echo 1 >"$MDEVS/$u/remove"
 	done
 	rmmod mbochs mtty 2>/dev/null
@@ -103,12 +105,24 @@ check_setup() {
 	insmod "$SAMPLES/mtty.ko" || return 1
 	# mbochs's large type takes 64 of the 96 MB, so one fits.
 	mdev_create "$MBOCHS/mbochs-large" "$U_EARLY" || return 1
+	# and one without driver: the scan lists it too
+	mdev_create "$MBOCHS/mbochs-small" "$U_UNBOUND" &&
+	write_to "$U_UNBOUND" /sys/bus/mdev/drivers/mbochs/unbind &&
+	[ ! -e "$MDEVS/$U_UNBOUND/driver" ] || return 1
 	gpuctl_load || return 1
 	# gpuctl follows the mdev bus through mdev.ko, which stays while it does
 	cmd_fails 'is in use' rmmod mdev
 }
 
 check_scan() {
+	ynl --dump mdev-get >"$TMP/dump" || return 1
+	# shellcheck disable=SC2016 # jq code, not shell
+	json_check --arg u "$U_UNBOUND" 'map(select(.uuid == $u)) | length == 1 and
+		.[0].type == "mbochs-small" and .[0].parent == "mbochs" and
+		(.[0] | has("driver") | not) and (.[0] | has("iommu-group") | not)' \
+		"$TMP/dump" || return 1
+	write_to 1 "$MDEVS/$U_UNBOUND/remove" &&
+	wait_for_no_path 10 "$MDEVS/$U_UNBOUND" || return 1
 	dump_is "$U_EARLY" && json_check 'length == 1 and
 		.[0].type == "mbochs-large" and .[0]["type-name"] == "mbochs-large"
 		and .[0].parent == "mbochs" and .[0].driver == "mbochs"' "$TMP/got"
@@ -206,7 +220,8 @@ ynl_start
 ktap_header
 ktap_plan 6
 ktap_run_stage "mbochs and mtty loaded, an instance made before gpuctl" check_setup
-ktap_run_stage "the load-time scan lists the instance as sysfs has it" check_scan
+ktap_run_stage "the load-time scan lists the instances as sysfs has them, unbound too" \
+	check_scan
 ktap_run_stage "instances made and removed: dump and unprivileged events agree" \
 	check_events
 ktap_run_stage "mdev-get: one UUID, an unknown one (ENODEV), a malformed one" \
