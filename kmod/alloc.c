@@ -13,6 +13,7 @@
  */
 
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/numa.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -27,7 +28,17 @@
 
 /* Allocation id -> struct gpuctl_alloc, under gpuctl_lock. */
 static DEFINE_XARRAY_ALLOC(gpuctl_allocs);
+
+/*
+ * The id the next allocation gets (or the first free one after it).
+ * Readable in /sys/module/gpuctl/parameters, and given at load by "gpuctl
+ * module reload" from the module it replaces, so that no allocation id is
+ * ever reused: a cloud stack keys its records by it.
+ */
 static u32 gpuctl_alloc_next_id;
+module_param_named(next_alloc_id, gpuctl_alloc_next_id, uint, 0444);
+MODULE_PARM_DESC(next_alloc_id,
+		 "The id the next allocation gets (gpuctl module reload carries it over)");
 
 /**
  * gpuctl_alloc_unfit() - why a GPU cannot be allocated now

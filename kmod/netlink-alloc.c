@@ -25,6 +25,7 @@
 #include "mdev.h"
 #include "netlink.h"
 #include "netlink-gen.h"
+#include "vfio-track.h"
 
 static const u16 gpuctl_nl_label_attrs[GPUCTL_NR_LABELS] = {
 	[GPUCTL_LIMIT_SCOPE_ACCOUNT - 1] = GPUCTL_A_ALLOC_ACCOUNT,
@@ -479,6 +480,43 @@ static int gpuctl_nl_alloc_busy(struct genl_info *info,
 	return -EBUSY;
 }
 
+/*
+ * -EBUSY, naming the device, when an allocation cannot outlive its module
+ * (alloc-del with handover): a device open on gpuctl-vfio-pci, whose
+ * unregistration waits for the VM, or a VF whose PF is on gpuctl-vfio-pci,
+ * which the PF's unbind at unload destroys. Every other VFIO driver keeps
+ * its devices bound and open while gpuctl is replaced.
+ */
+static int gpuctl_nl_alloc_handover_busy(struct genl_info *info,
+					 const struct gpuctl_alloc *alloc)
+{
+	const struct gpuctl_dev *dev, *pf;
+	unsigned int i;
+
+	for (i = 0; i < alloc->nr_devs; i++) {
+		dev = alloc->devs[i].dev;
+		if (!dev)
+			continue;
+		if (dev->holder.open &&
+		    !strcmp(dev->driver, GPUCTL_VFIO_DRIVER_NAME)) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
+					       "%s is open on %s, which an unload cannot keep",
+					       pci_name(dev->pdev), dev->driver);
+			return -EBUSY;
+		}
+		pf = dev->pdev->is_virtfn ?
+		     gpuctl_inventory_find_pdev(pci_physfn(dev->pdev)) : NULL;
+		if (pf && !strcmp(pf->driver, GPUCTL_VFIO_DRIVER_NAME)) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,
+					       "%s: its PF %s is on %s, whose unload removes its VFs",
+					       pci_name(dev->pdev),
+					       pci_name(pf->pdev), pf->driver);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
 /**
  * gpuctl_nl_alloc_del_doit() - end an allocation, or all of an owner's
  * @skb: the request
@@ -490,6 +528,7 @@ static int gpuctl_nl_alloc_busy(struct genl_info *info,
 int gpuctl_nl_alloc_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *id_attr = info->attrs[GPUCTL_A_ALLOC_ID];
+	bool handover = nla_get_flag(info->attrs[GPUCTL_A_ALLOC_HANDOVER]);
 	char owner[GPUCTL_UUID_LEN + 1];
 	struct gpuctl_alloc *alloc;
 	unsigned long id;
@@ -500,16 +539,25 @@ int gpuctl_nl_alloc_del_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "give an allocation id or an owner");
 		return -EINVAL;
 	}
+	if (handover && !id_attr) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[GPUCTL_A_ALLOC_HANDOVER],
+				    "a handover names one allocation by id");
+		return -EINVAL;
+	}
 
 	if (id_attr) {
 		ret = gpuctl_nl_alloc_lookup(info);
 		if (ret)
 			return ret;
 		alloc = info->user_ptr[0];
-		ret = gpuctl_nl_alloc_busy(info, alloc);
+		ret = handover ? gpuctl_nl_alloc_handover_busy(info, alloc) :
+				 gpuctl_nl_alloc_busy(info, alloc);
 		if (ret)
 			return ret;
-		gpuctl_alloc_destroy(alloc, GPUCTL_ALLOC_END_DELETED);
+		gpuctl_alloc_destroy(alloc, handover ?
+				     GPUCTL_ALLOC_END_HANDED_OVER :
+				     GPUCTL_ALLOC_END_DELETED);
 		return 0;
 	}
 

@@ -22,6 +22,7 @@ const struct nla_policy gpuctl_group_get_nl_policy[GPUCTL_A_GROUP_ID + 1] = {
 
 /* GPUCTL_CMD_RULE_NEW - do */
 const struct nla_policy gpuctl_rule_new_nl_policy[GPUCTL_A_RULE_TAKE + 1] = {
+	[GPUCTL_A_RULE_ID] = { .type = NLA_U32, },
 	[GPUCTL_A_RULE_MATCH] = { .type = NLA_NUL_STRING, .len = GPUCTL_MATCH_LEN, },
 	[GPUCTL_A_RULE_DRIVER] = { .type = NLA_NUL_STRING, .len = GPUCTL_DRIVER_LEN, },
 	[GPUCTL_A_RULE_FORCE] = { .type = NLA_FLAG, },
@@ -61,9 +62,10 @@ const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_DEVICE_TYPED +
 };
 
 /* GPUCTL_CMD_ALLOC_DEL - do */
-const struct nla_policy gpuctl_alloc_del_nl_policy[GPUCTL_A_ALLOC_OWNER + 1] = {
+const struct nla_policy gpuctl_alloc_del_nl_policy[GPUCTL_A_ALLOC_HANDOVER + 1] = {
 	[GPUCTL_A_ALLOC_ID] = { .type = NLA_U32, },
 	[GPUCTL_A_ALLOC_OWNER] = { .type = NLA_NUL_STRING, .len = GPUCTL_UUID_LEN, },
+	[GPUCTL_A_ALLOC_HANDOVER] = { .type = NLA_FLAG, },
 };
 
 /* GPUCTL_CMD_ALLOC_GET - do */
@@ -144,7 +146,7 @@ const struct genl_ops gpuctl_nl_ops[12] = {
 		.cmd		= GPUCTL_CMD_ALLOC_DEL,
 		.doit		= gpuctl_nl_alloc_del_doit,
 		.policy		= gpuctl_alloc_del_nl_policy,
-		.maxattr	= GPUCTL_A_ALLOC_OWNER,
+		.maxattr	= GPUCTL_A_ALLOC_HANDOVER,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{

@@ -23,7 +23,7 @@ extern const struct nla_policy gpuctl_rule_get_nl_policy[GPUCTL_A_RULE_ID + 1];
 
 extern const struct nla_policy gpuctl_alloc_new_nl_policy[GPUCTL_A_ALLOC_DEVICE_TYPED + 1];
 
-extern const struct nla_policy gpuctl_alloc_del_nl_policy[GPUCTL_A_ALLOC_OWNER + 1];
+extern const struct nla_policy gpuctl_alloc_del_nl_policy[GPUCTL_A_ALLOC_HANDOVER + 1];
 
 extern const struct nla_policy gpuctl_alloc_get_nl_policy[GPUCTL_A_ALLOC_ID + 1];
 

@@ -274,6 +274,8 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 		return -EINVAL;
 	}
 
+	if (info->attrs[GPUCTL_A_RULE_ID])
+		tmpl->id = nla_get_u32(info->attrs[GPUCTL_A_RULE_ID]);
 	tmpl->force = nla_get_flag(info->attrs[GPUCTL_A_RULE_FORCE]);
 	tmpl->take = nla_get_flag(info->attrs[GPUCTL_A_RULE_TAKE]);
 	tmpl->source = GPUCTL_RULE_SOURCE_NETLINK;
@@ -339,8 +341,13 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 
 	rule = gpuctl_rule_insert(&tmpl);
-	if (IS_ERR(rule))
+	if (IS_ERR(rule)) {
+		if (PTR_ERR(rule) == -EEXIST)
+			GPUCTL_SET_ERR_MSG_FMT(info->extack,
+					       info->attrs[GPUCTL_A_RULE_ID],
+					       "rule %u exists", tmpl.id);
 		return PTR_ERR(rule);
+	}
 
 	id = rule->id;
 	/* Tracked functions it names are units now, with new roles. */

@@ -9,6 +9,7 @@
  */
 
 #include <linux/ctype.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
@@ -18,7 +19,16 @@
 
 /* Rule id -> struct gpuctl_rule, under gpuctl_lock. */
 static DEFINE_XARRAY_ALLOC1(gpuctl_rules);
+
+/*
+ * The id the next rule gets (or the first free one after it). Readable in
+ * /sys/module/gpuctl/parameters, and given at load by "gpuctl module
+ * reload" from the module it replaces, so that no id is ever reused.
+ */
 static u32 gpuctl_rule_next_id;
+module_param_named(next_rule_id, gpuctl_rule_next_id, uint, 0444);
+MODULE_PARM_DESC(next_rule_id,
+		 "The id the next reservation rule gets (gpuctl module reload carries it over)");
 
 /* Exactly @n hex digits at @s, lower or upper case. */
 static int gpuctl_parse_hex(const char *s, unsigned int n, unsigned int *v)
@@ -290,8 +300,16 @@ struct gpuctl_rule *gpuctl_rule_insert(const struct gpuctl_rule *tmpl)
 	if (!rule)
 		return ERR_PTR(-ENOMEM);
 
-	ret = xa_alloc_cyclic(&gpuctl_rules, &rule->id, rule, xa_limit_32b,
-			      &gpuctl_rule_next_id, GFP_KERNEL);
+	if (tmpl->id) {
+		/* a rule carried over by a module reload keeps its id */
+		ret = xa_insert(&gpuctl_rules, tmpl->id, rule, GFP_KERNEL);
+		if (ret == -EBUSY)
+			ret = -EEXIST;
+	} else {
+		ret = xa_alloc_cyclic(&gpuctl_rules, &rule->id, rule,
+				      xa_limit_32b, &gpuctl_rule_next_id,
+				      GFP_KERNEL);
+	}
 	if (ret < 0) {
 		kfree(rule);
 		return ERR_PTR(ret);

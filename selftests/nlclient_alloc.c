@@ -33,6 +33,7 @@ static const char * const alloc_state_names[] = {
 static const char * const alloc_end_names[] = {
 	[GPUCTL_ALLOC_END_DELETED] = "deleted",
 	[GPUCTL_ALLOC_END_DETACHED] = "detached",
+	[GPUCTL_ALLOC_END_HANDED_OVER] = "handed-over",
 };
 
 static const char * const numa_policy_names[] = {

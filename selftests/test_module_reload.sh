@@ -4,16 +4,25 @@
 #
 # gpuctl module show and gpuctl module reload, as a package upgrade runs
 # them: the reload is deferred, and changes nothing, while a VFIO user
-# holds a reserved device; otherwise the module is unloaded and loaded
-# again (udev sees module gpuctl go and come), its rules, allocations
-# (ids included) and limits carried over, and no reserved device is bound
-# to any driver but gpuctl-vfio-pci at any point. Refusals (no module
-# file, no privilege, no module loaded) change nothing. The ledger is
-# read with the independent client gpuctl-nl, never with the tool alone.
+# holds a device on gpuctl-vfio-pci (which the unload unbinds); otherwise
+# the module is unloaded and loaded again (udev sees module gpuctl go and
+# come), its rules (ids included), allocations (ids included) and limits
+# carried over, and no reserved device is bound to any driver but
+# gpuctl-vfio-pci at any point. VMs on vfio-pci do not defer it: two
+# nested QEMUs hold a reserved GPU and an SR-IOV VF on vfio-pci, each
+# allocated, through the reload; their file descriptors, the devices'
+# drivers and the ledger (states included: running stays running) are the
+# same afterwards, udev sees no bind or unbind of them, and the next
+# allocation id is the one the old module would have given. A handover of
+# an allocation whose device is open on gpuctl-vfio-pci is refused (YNL
+# CLI). Refusals (no module file, no privilege, no module loaded) change
+# nothing. The ledger is read with the independent client gpuctl-nl,
+# never with the tool alone.
 #
 # Devices of the "full" topology (topologies/full): 02:00.0 without a
 # driver, reserved for gpuctl-vfio-pci (which knows who opens it), 07:00.0
-# bochs + 07:00.1 HDA in one group, taken for vfio-pci.
+# bochs + 07:00.1 HDA in one group, taken for vfio-pci; 11:00.0 QEMU's
+# nvme with SR-IOV, whose first VF 11:00.1 a rule reserves on vfio-pci.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
 # optional insmod arguments; json_check's jq filters name jq variables in
@@ -29,10 +38,20 @@ MF_GPU=0000:07:00.0
 MF_HDA=0000:07:00.1
 VM1=1b4e28ba-2fa1-11d2-883f-0016d3cca427
 VM2=6f1c3a52-8d4e-4b9a-9c1e-2a7b5d9e0f11
+VM3=0c9d1e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f
+PF=0000:11:00.0
+VF=0000:11:00.1
+SYS_PCI=/sys/bus/pci/devices
+QEMU_PIDS=()
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 UDEV_PID=
 
 cleanup() {
+	local p
+
+	for p in "${QEMU_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+	done
 	vfio_open_stop
 	[ -n "$UDEV_PID" ] && kill "$UDEV_PID" 2>/dev/null
 	wait 2>/dev/null
@@ -40,15 +59,15 @@ cleanup() {
 	nl_allocs_cleanup
 	gpuctl-nl limit-set scope account name acme >/dev/null 2>&1
 	nl_rules_cleanup
+	echo 0 >"$SYS_PCI/$PF/sriov_numvfs"
+	echo 1 >"$SYS_PCI/$PF/sriov_drivers_autoprobe"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-# What the module holds, as gpuctl-nl prints it; rule ids left out, as a
-# reload numbers the rules anew
+# What the module holds, as gpuctl-nl prints it, ids included
 nl_state() {
-	gpuctl-nl alloc-dump && gpuctl-nl limit-dump &&
-		gpuctl-nl rule-dump | sed 's/^rule id=[0-9]* /rule /'
+	gpuctl-nl alloc-dump && gpuctl-nl limit-dump && gpuctl-nl rule-dump
 }
 
 # Fails unless the module holds what it held at "setup"
@@ -104,10 +123,16 @@ check_deferred() {
 	[ "$rc" = 5 ] || { echo "exit $rc, want 5 (deferred)"; return 1; }
 	grep -q "^gpuctl: module reload deferred: the running module .* stays loaded" \
 		"$TMP/err" || return 1
-	grep -qx "$FREE is open by vfio_open\[$VFIO_PID\]" "$TMP/err" || return 1
+	grep -qx "$FREE is open on gpuctl-vfio-pci by vfio_open\[$VFIO_PID\]" \
+		"$TMP/err" || return 1
 	run_captured "$TMP/out" "$TMP/err" gpuctl -j module show || return 1
-	json_check --arg l "$FREE is open by vfio_open[$VFIO_PID]" \
+	json_check --arg l "$FREE is open on gpuctl-vfio-pci by vfio_open[$VFIO_PID]" \
 		'.reload_blocked_by == [$l]' "$TMP/out" || return 1
+	# the kernel refuses the handover itself, naming the device
+	ynl_fails alloc-del '{"id": 41, "handover": true}' &&
+	grep -q 'error: -16\b' "$TMP/err" &&
+	grep -q "$FREE is open on gpuctl-vfio-pci, which an unload cannot keep" \
+		"$TMP/err" || return 1
 	vfio_open_stop
 	state_unchanged
 }
@@ -166,6 +191,121 @@ check_unprivileged() {
 	state_unchanged
 }
 
+# Each fd of QEMU PID and what it points to, one per line.
+qemu_fds() {	# PID
+	local fd
+
+	for fd in /proc/"$1"/fd/*; do
+		printf '%s %s\n' "${fd##*/}" "$(readlink "$fd")"
+	done | sort -n
+}
+
+# The devices' drivers and every QEMU's fds, for before and after.
+vm_view() {
+	local a p
+
+	for a in "$MF_GPU" "$MF_HDA" "$VF"; do
+		printf '%s %s\n' "$a" "$(readlink "$SYS_PCI/$a/driver")"
+	done
+	for p in "${QEMU_PIDS[@]}"; do
+		kill -0 "$p" || { echo "QEMU $p is gone"; return 1; }
+		qemu_fds "$p" | sed "s/^/qemu $p fd /"
+	done
+}
+
+alloc_state_is() {	# ID STATE: gpuctl-nl says so within 10 s
+	local _
+
+	for _ in $(seq 50); do
+		gpuctl-nl alloc-get "$1" | grep -q " state=$2\b" && return 0
+		sleep 0.2
+	done
+	gpuctl-nl alloc-get "$1"
+	echo "allocation $1 is not $2"
+	return 1
+}
+
+# Allocation 42 holds 07:00.0 and its HDA (vfio-pci), 43 the VF: a nested
+# QEMU runs on each through the reload.
+check_reload_vms() {
+	local mark="test_module_reload.sh: reload with VMs ($$ $RANDOM)" next first _
+
+	echo 0 >"$SYS_PCI/$PF/sriov_drivers_autoprobe" &&
+	echo 1 >"$SYS_PCI/$PF/sriov_numvfs" || return 1
+	nl_rule_new "$VF" && expect_pci_driver "$VF" vfio-pci 10 || return 1
+	# an id the module picks, gone again: the next module must not reuse it
+	nl_alloc_new owner "$VM3" device "$VF" && first=$ALLOC &&
+	nl_alloc_del "$first" || return 1
+	nl_alloc_new owner "$VM3" id 43 name vm-three device "$VF" || return 1
+	ulimit -l unlimited && modprobe vfio_iommu_type1 || return 1
+	qemu_start vm-two "vfio-pci,host=$MF_GPU" && qemu_ready || return 1
+	QEMU_PIDS+=("$QEMU_PID")
+	qemu_start vm-three "vfio-pci,host=$VF" && qemu_ready || return 1
+	QEMU_PIDS+=("$QEMU_PID")
+	alloc_state_is 42 running && alloc_state_is 43 running || return 1
+	nl_state >"$TMP/vms.before" && vm_view >"$TMP/view.before" || return 1
+	cat "$TMP/vms.before" "$TMP/view.before"
+
+	udevadm monitor --kernel --property --subsystem-match=pci \
+		>"$TMP/uevents" 2>&1 &
+	UDEV_PID=$!
+	sleep 1
+	echo "$mark" >/dev/kmsg
+	next=$(cat /sys/module/gpuctl/parameters/next_alloc_id) || return 1
+	reload_ko || return 1
+	grep -qx "gpuctl: module .* loaded: 3 rules and 3 allocations carried over" \
+		"$TMP/err" || return 1
+	sleep 1
+	kill "$UDEV_PID"
+	wait "$UDEV_PID" 2>/dev/null
+	UDEV_PID=
+
+	# what a VM could notice: nothing
+	vm_view >"$TMP/view.after" || return 1
+	diff -u "$TMP/view.before" "$TMP/view.after" || return 1
+	alloc_state_is 42 running && alloc_state_is 43 running || return 1
+	nl_state >"$TMP/vms.after" || return 1
+	diff -u "$TMP/vms.before" "$TMP/vms.after" || return 1
+	if grep -E "^ACTION=(bind|unbind)" -A3 "$TMP/uevents" |
+	   grep -E "$MF_GPU|$MF_HDA|$VF"; then
+		echo "a VM's device was bound or unbound"
+		return 1
+	fi
+	dmesg | sed -n "\|$mark|,\$p" >"$TMP/dmesg"
+	if grep -E "Relaying device request|released" "$TMP/dmesg"; then
+		echo "the kernel log tells of a device taken away"
+		return 1
+	fi
+	# the new module goes on counting where the old one stopped
+	[ "$(cat /sys/module/gpuctl/parameters/next_alloc_id)" = "$next" ] ||
+		{ echo "next_alloc_id is not $next"; return 1; }
+
+	# the VMs stop: the new module sees it, detach-on-stop included
+	qemu_kill_all || return 1
+	alloc_state_is 43 idle || return 1
+	for _ in $(seq 50); do
+		gpuctl-nl alloc-get 42 >/dev/null 2>&1 || break
+		sleep 0.2
+	done
+	cmd_fails 'No such file or directory \(errno 2\)' gpuctl-nl alloc-get 42 ||
+		return 1
+	nl_alloc_del 43 || return 1
+	nl_alloc_new owner "$VM3" device "$VF" || return 1
+	[ "$ALLOC" = $((first + 1)) ] ||
+		{ echo "allocation id $ALLOC after $first"; return 1; }
+	nl_alloc_del "$ALLOC" && gpuctl-nl rule-del match "$VF" || return 1
+	echo 0 >"$SYS_PCI/$PF/sriov_numvfs"
+}
+
+qemu_kill_all() {
+	local p
+
+	for p in "${QEMU_PIDS[@]}"; do
+		kill "$p" && tail --pid="$p" -f /dev/null
+	done
+	QEMU_PIDS=()
+}
+
 # The rules go first: a device unbound by the unload keeps gpuctl's
 # driver_override, and the next load would bind it again with no rule to
 # release it, leaving it off its host driver for the tests after this one.
@@ -191,7 +331,7 @@ check_not_loaded() {
 
 ktap_header
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
-ktap_plan 7
+ktap_plan 8
 ktap_run_stage "setup: two rules, two allocations with ids, a limit" check_setup
 ktap_run_stage "module show: the running version; none installed, no reload due; completion" \
 	check_show
@@ -203,6 +343,8 @@ ktap_run_stage "module reload ko of a missing file: refused, nothing changes" \
 	check_no_file
 ktap_run_stage "module reload without privilege: refused, nothing changes" \
 	check_unprivileged
+ktap_run_stage "module reload with VMs on vfio-pci: goes through, the VMs notice nothing" \
+	check_reload_vms
 ktap_run_stage "module reload with no module loaded: exit 3; devices back on their drivers" \
 	check_not_loaded
 ktap_finished

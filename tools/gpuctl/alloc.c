@@ -413,6 +413,26 @@ int alloc_del(struct nl_ctx *nl, u32 id, const char *owner)
 }
 
 /**
+ * alloc_handover() - end an allocation for the module that replaces this one
+ * @nl: an open socket
+ * @id: the allocation
+ *
+ * The kernel lets it go while its VM runs on a VFIO driver that stays
+ * across an unload, and refuses, naming the device, where none does.
+ *
+ * Return: 0 or a negative errno, which has been printed.
+ */
+int alloc_handover(struct nl_ctx *nl, u32 id)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nl_msg_start(nl, GPUCTL_CMD_ALLOC_DEL, false);
+	mnl_attr_put_u32(nlh, GPUCTL_A_ALLOC_ID, id);
+	mnl_attr_put(nlh, GPUCTL_A_ALLOC_HANDOVER, 0, NULL);
+	return nl_request(nl, nlh, NULL, NULL, NULL);
+}
+
+/**
  * alloc_dump() - every allocation, in id order
  * @nl: an open socket
  * @list: an empty allocation list, filled

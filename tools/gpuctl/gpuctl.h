@@ -207,6 +207,7 @@ void alloc_list_print(const struct nl_list *list);
 int alloc_new(struct nl_ctx *nl, const struct alloc_spec *s,
 	      struct nl_list *list);
 int alloc_del(struct nl_ctx *nl, u32 id, const char *owner);
+int alloc_handover(struct nl_ctx *nl, u32 id);
 int alloc_dump(struct nl_ctx *nl, struct nl_list *list);
 
 /* alloc_vgpu.c: the vGPUs an allocation makes, and removes again */

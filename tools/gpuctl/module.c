@@ -10,10 +10,16 @@
  * has a device open on gpuctl-vfio-pci, and while no gpuctl is loaded a
  * reserved device stays unbound with gpuctl's driver_override, so no host
  * driver takes it (Documentation/gpuctl.rst, "Module load and unload").
- * So a reload is: refuse while a VM holds a device, save the rules and the
- * ledger, delete the allocations, unload, load, add the rules again and
- * restore the ledger. A VM that holds a device defers the reload: the
- * running module keeps going, and "module show" says why.
+ * A VM on any other VFIO driver (vfio-pci, its variants, a vendor's)
+ * keeps its device bound and open across the unload: nothing of it is
+ * gpuctl's. So a reload is: refuse while a VM holds a device the unload
+ * would take away (one on gpuctl-vfio-pci, or the VFs of a PF on it), save
+ * the rules and the ledger, hand the allocations over (alloc-del with
+ * handover, allowed while their VMs run), unload, load with the id
+ * cursors of the old module, add the rules again with their ids and
+ * restore the ledger with its ids. The new module sees the running VMs
+ * as the holders at load, so their allocations are running again. What
+ * defers the reload keeps the running module, and "module show" says why.
  */
 
 #include <errno.h>
@@ -143,10 +149,18 @@ static bool module_differs(const struct module_id *run,
 	       strcmp(run->srcversion, inst->srcversion);
 }
 
+/* Whether @d is on gpuctl's own VFIO driver, which an unload unbinds. */
+static bool module_on_own_driver(const struct dev_info *d)
+{
+	return d->has_driver && !strcmp(d->driver, "gpuctl-vfio-pci");
+}
+
 /*
  * What keeps the module from being reloaded now, one reason per line on
- * @fp (NULL: only counted): a device a VFIO user holds, and an allocation
- * whose vGPUs or typed vendor VFs a reload would have to make again.
+ * @fp (NULL: only counted): a device a VFIO user holds on gpuctl-vfio-pci,
+ * a PF on gpuctl-vfio-pci with VFs (its unbind removes them), and an
+ * allocation whose vGPUs or typed vendor VFs a reload would have to make
+ * again. A VM on any other VFIO driver does not: its device stays.
  */
 static int module_blockers(const struct nl_list *devs,
 			   const struct nl_list *allocs, FILE *fp)
@@ -157,17 +171,26 @@ static int module_blockers(const struct nl_list *devs,
 	size_t i;
 
 	for (i = 0; i < devs->n; i++) {
-		if (!d[i].has_holder)
+		if (module_on_own_driver(&d[i]) && d[i].sriov_numvfs) {
+			n++;
+			if (fp)
+				fprintf(fp, "%s %s with %u VFs, %s\n",
+					d[i].address, "is on gpuctl-vfio-pci",
+					d[i].sriov_numvfs,
+					"which its unload removes");
+		}
+		if (!d[i].has_holder || !module_on_own_driver(&d[i]))
 			continue;
 		n++;
 		if (!fp)
 			continue;
 		if (d[i].holder_pid)
-			fprintf(fp, "%s is open by %s[%u]\n", d[i].address,
+			fprintf(fp, "%s is open on gpuctl-vfio-pci by %s[%u]\n",
+				d[i].address,
 				d[i].has_holder_comm ? d[i].holder_comm : "?",
 				d[i].holder_pid);
 		else
-			fprintf(fp, "%s is open by a VFIO user\n",
+			fprintf(fp, "%s is open on gpuctl-vfio-pci by a VFIO user\n",
 				d[i].address);
 	}
 	for (i = 0; i < allocs->n; i++) {
@@ -180,6 +203,28 @@ static int module_blockers(const struct nl_list *devs,
 				al[i].id);
 	}
 	return n;
+}
+
+/*
+ * The running module's id cursors, as "next_alloc_id=N next_rule_id=M",
+ * for the module that replaces it; "" from a module that has none.
+ */
+static void module_cursors(char *buf, size_t size)
+{
+	static const char *const names[] = { "next_alloc_id", "next_rule_id" };
+	char path[96], val[24];
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(path, sizeof(path), "/sys/module/gpuctl/parameters/%s",
+			 names[i]);
+		first_line(path, val, sizeof(val));
+		if (!val[0] || len >= size)
+			continue;
+		len += snprintf(buf + len, size - len, "%s%s=%s",
+				len ? " " : "", names[i], val);
+	}
 }
 
 /* The devices and the allocations (@allocs initialized), or an exit code */
@@ -265,23 +310,31 @@ static int cmd_module_show(struct gpuctl *g, struct args *a)
 	return EXIT_OK;
 }
 
-/* Load @ko, or let modprobe load what is installed */
-static int module_load(const char *ko)
+/*
+ * Load @ko, or let modprobe load what is installed, with @params ("" for
+ * none; modprobe adds those of modprobe.d)
+ */
+static int module_load(const char *ko, char *params)
 {
-	char *argv[3] = { NULL };
+	char *argv[6] = { NULL };
+	char *save = NULL, *p;
 	int fd, ret, status;
+	size_t argc = 0;
 	pid_t pid;
 
 	if (ko) {
 		fd = open(ko, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+		ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
 		close(fd);
 		return ret;
 	}
-	argv[0] = "modprobe";
-	argv[1] = "gpuctl";
+	argv[argc++] = "modprobe";
+	argv[argc++] = "gpuctl";
+	for (p = strtok_r(params, " ", &save); p && argc < ARRAY_SIZE(argv) - 1;
+	     p = strtok_r(NULL, " ", &save))
+		argv[argc++] = p;
 	ret = posix_spawnp(&pid, "modprobe", NULL, NULL, argv, environ);
 	if (ret)
 		return -ret;
@@ -326,6 +379,7 @@ static int module_rules_restore(struct nl_ctx *nl,
 		if (j < now.n)
 			continue;
 		memset(&spec, 0, sizeof(spec));
+		spec.id = r[i].id;
 		snprintf(spec.match, sizeof(spec.match), "%s", r[i].match);
 		snprintf(spec.driver, sizeof(spec.driver), "%s", r[i].driver);
 		spec.force = r[i].force;
@@ -338,16 +392,52 @@ static int module_rules_restore(struct nl_ctx *nl,
 	return ret;
 }
 
-/* Ends every allocation in the kernel; their devices stay reserved */
-static int module_allocs_del(struct nl_ctx *nl, const struct nl_list *allocs)
+/*
+ * Hands every allocation over to the next module; their devices stay
+ * reserved, and open where a VM has them
+ */
+static int module_allocs_handover(struct nl_ctx *nl,
+				  const struct nl_list *allocs)
 {
 	const struct alloc_info *al = allocs->v;
 	size_t i;
 
 	for (i = 0; i < allocs->n; i++)
-		if (alloc_del(nl, al[i].id, NULL))
+		if (alloc_handover(nl, al[i].id))
 			return -EIO;
 	return 0;
+}
+
+/*
+ * An allocation with detach-on-stop whose VM ran before the reload and
+ * stopped during it: the new module never saw the close, so it ends it
+ * here, as the old one would have.
+ */
+static void module_detached_end(struct nl_ctx *nl, const struct nl_list *before)
+{
+	const struct alloc_info *was = before->v, *is;
+	struct nl_list now;
+	size_t i, j;
+
+	alloc_list_init(&now);
+	if (alloc_dump(nl, &now))
+		return;
+	is = now.v;
+	for (i = 0; i < before->n; i++) {
+		if (!was[i].detach_on_stop ||
+		    was[i].state != GPUCTL_ALLOC_STATE_RUNNING)
+			continue;
+		for (j = 0; j < now.n; j++)
+			if (is[j].id == was[i].id)
+				break;
+		if (j == now.n || is[j].state != GPUCTL_ALLOC_STATE_IDLE)
+			continue;
+		if (!alloc_del(nl, was[i].id, NULL))
+			fprintf(stderr, "gpuctl: allocation %u ended: %s\n",
+				was[i].id,
+				"its VM stopped during the reload (detach-on-stop)");
+	}
+	nl_list_free(&now);
 }
 
 static int module_reload(struct gpuctl *g, const char *ko)
@@ -355,6 +445,7 @@ static int module_reload(struct gpuctl *g, const char *ko)
 	struct nl_list devs = {};
 	struct module_id run, inst;
 	struct nl_list allocs, rules;
+	char params[96];
 	struct nl_ctx *nl;
 	int ret, err;
 
@@ -403,14 +494,16 @@ static int module_reload(struct gpuctl *g, const char *ko)
 	ret = alloc_save(g, MODULE_LEDGER);
 	if (ret)
 		goto out;
-	if (module_allocs_del(nl, &allocs)) {
+	if (module_allocs_handover(nl, &allocs)) {
 		fprintf(stderr,
-			"gpuctl: module reload: cannot end the allocations; restoring them from %s\n",
+			"gpuctl: module reload: cannot hand the allocations over; restoring them from %s\n",
 			MODULE_LEDGER);
 		alloc_restore(g, MODULE_LEDGER);
 		ret = EXIT_KERNEL;
 		goto out;
 	}
+	/* read after the last allocation request to this module */
+	module_cursors(params, sizeof(params));
 
 	/* the socket pins nothing, but it would name the old family */
 	nl_close(&g->nl);
@@ -424,7 +517,7 @@ static int module_reload(struct gpuctl *g, const char *ko)
 		ret = EXIT_KERNEL;
 		goto out;
 	}
-	err = module_load(ko);
+	err = module_load(ko, params);
 	if (err) {
 		fprintf(stderr,
 			"gpuctl: module reload: cannot load %s: %s; no gpuctl is loaded now.\n",
@@ -448,6 +541,7 @@ static int module_reload(struct gpuctl *g, const char *ko)
 		ret = alloc_restore(g, MODULE_LEDGER);
 	if (ret)
 		goto out;
+	module_detached_end(nl, &allocs);
 	unlink(MODULE_LEDGER);
 	module_running(&run);
 	fprintf(stderr, "gpuctl: module %s loaded: %zu rules and %zu allocations carried over\n",

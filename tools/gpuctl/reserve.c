@@ -263,6 +263,8 @@ int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
 	int ret;
 
 	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_NEW, false);
+	if (r->id)
+		mnl_attr_put_u32(nlh, GPUCTL_A_RULE_ID, r->id);
 	mnl_attr_put_strz(nlh, GPUCTL_A_RULE_MATCH, r->match);
 	/* without a driver, the kernel's default applies */
 	if (r->driver[0])

@@ -22,6 +22,7 @@
  * config file, before the kernel has seen it.
  */
 struct rule_spec {
+	u32 id;					/* 0: the kernel picks one */
 	char match[GPUCTL_MATCH_LEN + 1];	/* canonical, lower case */
 	char driver[GPUCTL_DRIVER_LEN + 1];	/* "" when not given */
 	bool force;

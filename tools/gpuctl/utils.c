@@ -59,6 +59,7 @@ static const struct name_map alloc_state_names[] = {
 static const struct name_map alloc_end_names[] = {
 	{ .num = GPUCTL_ALLOC_END_DELETED, .str = "deleted" },
 	{ .num = GPUCTL_ALLOC_END_DETACHED, .str = "detached" },
+	{ .num = GPUCTL_ALLOC_END_HANDED_OVER, .str = "handed-over" },
 };
 
 static const struct name_map numa_policy_names[] = {

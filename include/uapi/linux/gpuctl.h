@@ -129,10 +129,14 @@ enum gpuctl_alloc_state {
  * @GPUCTL_ALLOC_END_DELETED: An alloc-del request.
  * @GPUCTL_ALLOC_END_DETACHED: "detach-on-stop": the last VFIO user of its
  *   devices closed them.
+ * @GPUCTL_ALLOC_END_HANDED_OVER: An alloc-del with "handover": the module is
+ *   being replaced, and the next one takes the allocation over with its id
+ *   (gpuctl module reload). Its VM may go on running.
  */
 enum gpuctl_alloc_end {
 	GPUCTL_ALLOC_END_DELETED = 1,
 	GPUCTL_ALLOC_END_DETACHED,
+	GPUCTL_ALLOC_END_HANDED_OVER,
 
 	/* private: */
 	__GPUCTL_ALLOC_END_MAX,
@@ -275,6 +279,7 @@ enum {
 	GPUCTL_A_ALLOC_MDEV,
 	GPUCTL_A_ALLOC_MDEV_MADE,
 	GPUCTL_A_ALLOC_DEVICE_TYPED,
+	GPUCTL_A_ALLOC_HANDOVER,
 
 	__GPUCTL_A_ALLOC_MAX,
 	GPUCTL_A_ALLOC_MAX = (__GPUCTL_A_ALLOC_MAX - 1)
