@@ -281,10 +281,12 @@ int gpuctl_rule_parse_param(char *s, struct gpuctl_rule *rule,
 
 /**
  * gpuctl_rule_insert() - add a rule to the table
- * @tmpl: the rule; copied, its id is ignored
+ * @tmpl: the rule; copied. With an id (a rule a module reload carries
+ *	over), the rule takes it, or the call fails with -EEXIST.
  *
- * Ids count up and are not reused while the module is loaded, so a client
- * never mistakes a new rule for one it deleted.
+ * Otherwise ids count up from next_rule_id and are not reused, across a
+ * module reload too, so a client never mistakes a new rule for one it
+ * deleted.
  *
  * Context: gpuctl_lock held; sleeps.
  * Return: the new rule, or an ERR_PTR().
