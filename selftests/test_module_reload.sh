@@ -15,7 +15,8 @@
 # same afterwards, udev sees no bind or unbind of them, and the next
 # allocation id is the one the old module would have given. A handover of
 # an allocation whose device is open on gpuctl-vfio-pci is refused (YNL
-# CLI). Refusals (no module file, no privilege, no module loaded) change
+# CLI). A dump a process started and does not read holds the module: the
+# reload fails, names what can hold it, and puts the ledger back. Refusals (no module file, no privilege, no module loaded) change
 # nothing. The ledger is read with the independent client gpuctl-nl,
 # never with the tool alone.
 #
@@ -168,6 +169,41 @@ check_reload() {
 		return 1
 	fi
 	state_unchanged
+}
+
+# A process that starts a dump of gpuctl's devices and never reads it
+# holds the module (netlink keeps the family's module until the dump ends
+# or its socket closes): the reload fails, says what can hold the module,
+# and puts the ledger back; once the process is gone, the hold is too.
+check_half_read_dump() {
+	local fam pid refs rc=0 _
+
+	fam=$(genl ctrl get name gpuctl | sed -n 's/.*ID: \(0x[0-9a-f]*\).*/\1/p')
+	[ -n "$fam" ] || { echo "no family id"; return 1; }
+	refs=$(gpuctl_refcnt) || return 1
+	python3 -c '
+import socket, struct, sys, time
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)	# NETLINK_GENERIC
+s.bind((0, 0))
+genl = struct.pack("=BBH", 1, 1, 0)	# dev-get, version 1
+s.send(struct.pack("=IHHII", 16 + len(genl), int(sys.argv[1], 16),
+		   0x1 | 0x300, 1, 0) + genl)	# NLM_F_REQUEST | NLM_F_DUMP
+time.sleep(600)' "$fam" &
+	pid=$!
+	for _ in $(seq 50); do
+		[ "$(gpuctl_refcnt)" -gt "$refs" ] && break
+		sleep 0.1
+	done
+	echo "# refcnt $refs, then $(gpuctl_refcnt) with the dump half-read"
+	[ "$(gpuctl_refcnt)" -gt "$refs" ] || { echo "the dump holds nothing"; rc=1; }
+	reload_ko || rc=$?
+	[ "$rc" = 2 ] || { echo "exit $rc, want 2"; kill "$pid"; return 1; }
+	grep -q "^gpuctl: it is still in use (refcnt [0-9]*): .*a process that started a netlink dump of gpuctl and has not read it to its end" \
+		"$TMP/err" || { kill "$pid"; return 1; }
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	state_unchanged || return 1
+	[ "$(gpuctl_refcnt)" = "$refs" ] || { echo "refcnt $(gpuctl_refcnt), want $refs"; return 1; }
 }
 
 check_no_file() {
@@ -331,7 +367,7 @@ check_not_loaded() {
 
 ktap_header
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
-ktap_plan 8
+ktap_plan 9
 ktap_run_stage "setup: two rules, two allocations with ids, a limit" check_setup
 ktap_run_stage "module show: the running version; none installed, no reload due; completion" \
 	check_show
@@ -339,6 +375,8 @@ ktap_run_stage "module reload while a VFIO user holds a GPU: deferred (exit 5), 
 	check_deferred
 ktap_run_stage "module reload: unloaded and loaded, rules, allocations and limits carried over, no foreign bind" \
 	check_reload
+ktap_run_stage "module reload while a dump is half-read: fails, says why, ledger back" \
+	check_half_read_dump
 ktap_run_stage "module reload ko of a missing file: refused, nothing changes" \
 	check_no_file
 ktap_run_stage "module reload without privilege: refused, nothing changes" \

@@ -311,6 +311,23 @@ static int cmd_module_show(struct gpuctl *g, struct args *a)
 }
 
 /*
+ * Who may hold the module once the allocations are handed over: the kernel
+ * keeps no list, so the message names what can (a process that started a
+ * netlink dump of gpuctl holds the family's module until it read the dump
+ * to its end or closed the socket, net/netlink/af_netlink.c,
+ * netlink_dump_start(), 6.1 and 6.12).
+ */
+static void module_in_use_print(void)
+{
+	char refcnt[24];
+
+	first_line("/sys/module/gpuctl/refcnt", refcnt, sizeof(refcnt));
+	fprintf(stderr,
+		"gpuctl: it is still in use (refcnt %s): a VM that opened a device on gpuctl-vfio-pci meanwhile, or a process that started a netlink dump of gpuctl and has not read it to its end\n",
+		refcnt[0] ? refcnt : "?");
+}
+
+/*
  * Load @ko, or let modprobe load what is installed, with @params ("" for
  * none; modprobe adds those of modprobe.d)
  */
@@ -513,6 +530,8 @@ static int module_reload(struct gpuctl *g, const char *ko)
 		fprintf(stderr,
 			"gpuctl: module reload: cannot unload gpuctl %s: %s; restoring the ledger\n",
 			run.version, strerror(err));
+		if (err == EWOULDBLOCK || err == EBUSY)
+			module_in_use_print();
 		alloc_restore(g, MODULE_LEDGER);
 		ret = EXIT_KERNEL;
 		goto out;
