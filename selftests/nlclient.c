@@ -634,8 +634,8 @@ int nlc_group_get(struct nlc *c, __u32 id, struct nlc_group *g)
 /*
  * rule-new and rule-del return before gpuctl's worker acted on the rule's
  * devices; until it did, dev-get shows them "pending". Waits for none of
- * @devices to be, up to NLC_SETTLE_MS. A device no longer tracked counts
- * as done.
+ * the rule's devices to be, up to NLC_SETTLE_MS. A device no longer
+ * tracked counts as done.
  */
 static long nlc_now_ms(void)
 {
@@ -645,8 +645,7 @@ static long nlc_now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-int nlc_rule_settle(struct nlc *c, const char (*devices)[NLC_ADDR_LEN],
-		    int n)
+int nlc_rule_settle(struct nlc *c, const struct nlc_rule *r)
 {
 	long deadline = nlc_now_ms() + NLC_SETTLE_MS;
 	struct nlc_dev d;
@@ -655,8 +654,8 @@ int nlc_rule_settle(struct nlc *c, const char (*devices)[NLC_ADDR_LEN],
 
 	for (;;) {
 		pending = false;
-		for (i = 0; i < n && !pending; i++) {
-			ret = nlc_dev_get(c, devices[i], &d);
+		for (i = 0; i < r->ndevices && !pending; i++) {
+			ret = nlc_dev_get(c, r->devices[i], &d);
 			if (ret && ret != -ENODEV)
 				return ret;
 			pending = !ret && d.pending;
@@ -678,8 +677,7 @@ int nlc_rule_new(struct nlc *c, const char *match, const char *driver,
 	ret = nlc_rule_new_nowait(c, match, driver, force, take, r);
 	if (ret)
 		return ret;
-	ret = nlc_rule_settle(c, (const char (*)[NLC_ADDR_LEN])r->devices,
-			      r->ndevices);
+	ret = nlc_rule_settle(c, r);
 	if (ret)
 		return ret;
 	/* the rule as it is now, its warnings after the worker acted */
@@ -724,8 +722,7 @@ int nlc_rule_del(struct nlc *c, const __u32 *id, const char *match)
 	ret = nlc_rule_del_nowait(c, id, match);
 	if (ret)
 		return ret;
-	return nlc_rule_settle(c, (const char (*)[NLC_ADDR_LEN])gone.devices,
-			       gone.ndevices);
+	return nlc_rule_settle(c, &gone);
 }
 
 int nlc_rule_del_nowait(struct nlc *c, const __u32 *id, const char *match)

@@ -244,9 +244,8 @@ int nlc_rule_new_nowait(struct nlc *c, const char *match, const char *driver,
  */
 int nlc_rule_del(struct nlc *c, const __u32 *id, const char *match);
 int nlc_rule_del_nowait(struct nlc *c, const __u32 *id, const char *match);
-/* Until none of @devices is "pending": 0, -ETIMEDOUT or an errno. */
-int nlc_rule_settle(struct nlc *c, const char (*devices)[NLC_ADDR_LEN],
-		    int n);
+/* Until none of @r's devices is "pending": 0, -ETIMEDOUT or an errno. */
+int nlc_rule_settle(struct nlc *c, const struct nlc_rule *r);
 int nlc_rule_get(struct nlc *c, __u32 id, struct nlc_rule *r);
 int nlc_rule_dump(struct nlc *c, struct nlc_rule **rules, int *n,
 		  struct nlc_dump_info *info);
