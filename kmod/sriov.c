@@ -10,21 +10,25 @@
  * and neither the PF nor its VFs can be allocated until it ends.
  *
  * Locking: the checks of the ledger run under gpuctl_lock; the change runs
- * with gpuctl_lock dropped, under the locks sriov_numvfs_store() takes, in
- * its order, on both kernels (drivers/pci/iov.c in 6.1.192 and 6.12.118):
- * the PF's device lock, then pci_lock_rescan_remove() around the driver's
- * sriov_configure(). The rescan lock is what keeps a VF's sysfs remove,
- * a bus rescan and a hot-plug event from adding or removing the same VFs
- * at once (a VF removed twice, virtfn_remove_bus() on a freed bus). No
- * device lock is taken under gpuctl_lock, and the VFs' bus events, which
- * take gpuctl_lock, come from inside the change. The PF stays on
- * gpuctl_sriov_changes meanwhile.
+ * with gpuctl_lock dropped, under the two locks sriov_numvfs_store() takes
+ * on both kernels (drivers/pci/iov.c in 6.1.192 and 6.12.118): the PCI
+ * core's rescan lock (pci_lock_rescan_remove()) and the PF's device lock,
+ * around the driver's sriov_configure(). The rescan lock is what keeps a
+ * bus rescan, a removal of the PF and a hot-plug event from adding or
+ * removing the same VFs at once (a VF added twice, or removed twice with
+ * virtfn_remove_bus() on a freed bus). They are taken in the order of the
+ * PCI core's removal paths, not in sriov_numvfs_store()'s, which deadlocks
+ * against them (gpuctl_sriov_configure()). No device lock is waited for
+ * under gpuctl_lock, and the VFs' bus events, which take gpuctl_lock, come
+ * from inside the change. The PF stays on gpuctl_sriov_changes meanwhile.
  *
- * Nothing here waits on a VM: the PF's device lock is tried for a bounded
- * time (a bind or an unbind of the PF holds it for as long as it takes),
- * and before VFs are disabled every VF, tracked or not, is looked at under
- * the rescan lock: one that a VFIO user holds makes the request fail with
- * EBUSY, where the disable would wait for the VM to let go.
+ * Nothing here waits on a VM through a device lock: the PF's is tried for
+ * a bounded time (a bind or an unbind of the PF holds it for as long as it
+ * takes), and before VFs are disabled every VF, tracked or not, is looked
+ * at under both locks: one that a VFIO user holds makes the request fail
+ * with EBUSY, where the disable would wait for the VM to let go. The one
+ * wait left is the rescan lock, which a hot-plug removal holds while it
+ * unbinds what it removes, as the sysfs write waits for it too.
  */
 
 #include <linux/delay.h>
@@ -97,6 +101,7 @@ static const struct gpuctl_dev *gpuctl_sriov_busy_vf(struct pci_dev *pf)
 /* What the change under the device lock found; told under gpuctl_lock. */
 enum gpuctl_sriov_outcome {
 	GPUCTL_SRIOV_DONE,
+	GPUCTL_SRIOV_PF_GONE,
 	GPUCTL_SRIOV_PF_LOCKED,
 	GPUCTL_SRIOV_NO_DRIVER,
 	GPUCTL_SRIOV_NO_CONFIGURE,
@@ -217,12 +222,22 @@ static bool gpuctl_sriov_lock_pf(struct pci_dev *pf)
 }
 
 /*
- * The change itself, as sriov_numvfs_store() makes it, with its locks: a
- * PF with VFs goes to 0 before it takes another number. A driver that
- * enables fewer VFs than asked has them disabled again, so that the
- * request either sets the number or changes nothing.
+ * The change itself, as sriov_numvfs_store() makes it: a PF with VFs goes
+ * to 0 before it takes another number. A driver that enables fewer VFs
+ * than asked has them disabled again, so that the request either sets the
+ * number or changes nothing.
  *
- * Context: takes the PF's device lock, then the rescan lock;
+ * The locks are sriov_numvfs_store()'s, in the order of the PCI core's
+ * removal paths: the rescan lock first, then the PF's device lock, tried.
+ * sriov_numvfs_store() takes the device lock first and then waits for the
+ * rescan lock, while a removal of the PF (its sysfs "remove", hot-plug)
+ * holds the rescan lock and waits for the device lock to unbind the PF:
+ * the two wait for each other for good (stress_sriov's PF removal showed
+ * it with that order). Taken this way, a removal makes dev-set wait until
+ * it is done and then find the PF gone; a sysfs write that holds the
+ * device lock makes it give up after GPUCTL_SRIOV_LOCK_TRIES.
+ *
+ * Context: takes the rescan lock, then the PF's device lock;
  * gpuctl_lock not held.
  */
 static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
@@ -231,8 +246,15 @@ static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 	const struct pci_driver *drv = NULL;
 	int ret = 0;
 
+	pci_lock_rescan_remove();
+	if (!device_is_registered(&pf->dev)) {
+		res->outcome = GPUCTL_SRIOV_PF_GONE;
+		pci_unlock_rescan_remove();
+		return -ENODEV;
+	}
 	if (!gpuctl_sriov_lock_pf(pf)) {
 		res->outcome = GPUCTL_SRIOV_PF_LOCKED;
+		pci_unlock_rescan_remove();
 		return -EBUSY;
 	}
 	res->had = pci_num_vf(pf);
@@ -253,7 +275,6 @@ static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 		res->outcome = GPUCTL_SRIOV_HAS_VFS;
 		ret = -EBUSY;
 	} else {
-		pci_lock_rescan_remove();
 		ret = want ? 0 : gpuctl_sriov_vfs_busy(pf, res);
 		if (!ret) {
 			ret = drv->sriov_configure(pf, want);
@@ -271,9 +292,9 @@ static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 		} else {
 			ret = 0;
 		}
-		pci_unlock_rescan_remove();
 	}
 	device_unlock(&pf->dev);
+	pci_unlock_rescan_remove();
 	return ret;
 }
 
@@ -315,6 +336,10 @@ static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
 
 	switch (res->outcome) {
 	case GPUCTL_SRIOV_DONE:
+		break;
+	case GPUCTL_SRIOV_PF_GONE:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s was removed", name);
 		break;
 	case GPUCTL_SRIOV_PF_LOCKED:
 		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,

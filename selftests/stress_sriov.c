@@ -3,25 +3,34 @@
  * Copyright (C) 2026 The gpuctl authors.
  *
  * Stress: dev-set enabling and disabling an SR-IOV PF's VFs, racing
- * allocations of those VFs, dumps, the sysfs removal of a VF and bus
- * rescans.
+ * allocations of those VFs, dumps, bus rescans and the removal of the PF.
  *
- * Rules name the nvme PF 11:00.0 of topology full (held by nvme, so
- * tracked) and its first two VFs (reserved on vfio-pci as they appear);
- * sriov_drivers_autoprobe is 0, so no host driver takes a VF. For
+ * dev_set_vs_alloc: rules name the nvme PF 11:00.0 of topology full (held
+ * by nvme, so tracked) and its first two VFs (reserved on vfio-pci as they
+ * appear); sriov_drivers_autoprobe is 0, so no host driver takes a VF. For
  * GPUCTL_STRESS_SECONDS one worker sets the PF to 3 VFs and to 0 with
  * dev-set, one worker per named VF makes and deletes an allocation of it,
- * one dumps the allocations and devices, one removes the third VF through
- * its sysfs "remove" whenever it is there, and one writes
- * /sys/bus/pci/rescan. The last two are what the PCI core's rescan lock
- * serialises with the driver's sriov_configure(): dev-set must take it as
- * sriov_numvfs_store() does, or a VF is removed twice.
+ * one dumps the allocations and devices, and one writes
+ * /sys/bus/pci/rescan, whose pci_bus_add_devices() would add a VF that
+ * sriov_configure() is adding a second time unless both hold the PCI
+ * core's rescan lock, as sriov_numvfs_store() does.
+ *
+ * dev_set_vs_pf_remove: the same PF taken for gpuctl-vfio-pci (with
+ * gpuctl.enable_sriov=1), so that the PF a rescan brings back is bound
+ * there again, and its three VFs named by rules for the same driver, no
+ * allocation; one worker sets the PF to 3 VFs and 0, one removes the PF
+ * through its sysfs "remove" (pci_stop_and_remove_bus_device_locked(),
+ * under the rescan lock, unbinding the PF under its device lock) and
+ * brings it back with a rescan, one dumps. A VF
+ * has no "remove" of its own: both kernels hide the hot-plug attributes of
+ * VFs (drivers/pci/pci-sysfs.c, pci_dev_hp_attrs_are_visible()).
  *
  * Invariants:
  * - dev-set succeeds, or fails with EBUSY naming a VF that is allocated,
  *   or a VF or the PF whose device lock a driver change holds (the worker
  *   binding a VF that just came): nothing here opens one, and one worker
- *   alone changes the PF; it never waits on a lock a VM could hold;
+ *   alone changes the PF; it never waits on a lock a VM could hold; while
+ *   the PF is removed, it fails with ENODEV;
  * - alloc-new of a VF succeeds, or fails with ENODEV (the VF is not
  *   there) or EBUSY (not reserved yet, or its PF is changing its VFs);
  * - no allocation ever becomes lost: a VF never goes while allocated,
@@ -43,11 +52,14 @@
 
 #define SYS_PF		"/sys/bus/pci/devices/0000:11:00.0/"
 #define PF		"0000:11:00.0"
-#define NVFS		2	/* the VFs the rules name and allocations take */
-#define NVFS_ENABLED	3	/* the VFs dev-set enables: one more to remove */
-#define VF_REMOVED	"0000:11:00.3"
+#define NVFS		2	/* the VFs allocations take */
+#define NVFS_ENABLED	3	/* the VFs dev-set enables */
+#define OWN_DRIVER	"gpuctl-vfio-pci"
+#define ENABLE_SRIOV	"/sys/module/gpuctl/parameters/enable_sriov"
 
-static const char *const vfs[NVFS] = { "0000:11:00.1", "0000:11:00.2" };
+static const char *const vfs[NVFS_ENABLED] = {
+	"0000:11:00.1", "0000:11:00.2", "0000:11:00.3"
+};
 
 /* A number from sysfs, -1 when it cannot be read. */
 static int sysfs_int(const char *path)
@@ -63,7 +75,20 @@ static int sysfs_int(const char *path)
 	return v;
 }
 
-/* Sets the PF to 2 VFs and to 0, over and over. */
+/* Whether dev-set's answer is one of the invariants' (see the top). */
+static bool dev_set_expected(int ret, const char *extack, bool pf_may_go)
+{
+	if (!ret || (ret == -ENODEV && pf_may_go))
+		return true;
+	return ret == -EBUSY &&
+	       (strstr(extack, " is allocated to ") ||
+		strstr(extack, " is busy: its driver is being changed"));
+}
+
+/*
+ * Sets the PF to 3 VFs and to 0, over and over. @arg non-NULL: the PF may
+ * be removed meanwhile, and ENODEV is its answer then.
+ */
 static void loop_dev_set(struct stress *s, void *arg)
 {
 	struct stress_op *op[2];
@@ -76,9 +101,7 @@ static void loop_dev_set(struct stress *s, void *arg)
 	while (stress_nl_ready(s, &c, &unloads)) {
 		ret = nlc_dev_set(&c, PF, want);
 		stress_count(op[!!want], ret);
-		if (ret && (ret != -EBUSY ||
-			    (!strstr(c.extack, " is allocated to ") &&
-			     !strstr(c.extack, " is busy: its driver is being changed"))))
+		if (!dev_set_expected(ret, c.extack, arg))
 			stress_violation(s, "dev-set %s %d: %s '%s'", PF, want,
 					 strerror(-ret), c.extack);
 		want = want ? 0 : NVFS_ENABLED;
@@ -127,22 +150,24 @@ static void loop_alloc(struct stress *s, void *arg)
 	nlc_close(&c);
 }
 
-/* Removes the third VF through sysfs whenever it is there. */
-static void loop_remove(struct stress *s, void *arg)
+/* Removes the PF through sysfs and brings it back with a rescan. */
+static void loop_pf_remove(struct stress *s, void *arg)
 {
-	struct stress_op *op = stress_op(s, "remove %s", VF_REMOVED);
+	struct stress_op *op_rm = stress_op(s, "remove %s", PF);
+	struct stress_op *op_scan = stress_op(s, "rescan after remove");
 	int ret;
 
 	while (stress_running(s)) {
-		ret = stress_write("/sys/bus/pci/devices/" VF_REMOVED "/remove",
-				   "1");
-		/* ENOENT: not there now; anything else is the kernel's */
-		if (ret != -ENOENT)
-			stress_count(op, ret);
-		if (ret && ret != -ENOENT)
-			stress_violation(s, "remove %s: %s", VF_REMOVED,
-					 strerror(-ret));
-		stress_pause(15);
+		ret = stress_write(SYS_PF "remove", "1");
+		stress_count(op_rm, ret);
+		if (ret)
+			stress_violation(s, "remove %s: %s", PF, strerror(-ret));
+		stress_pause(50);
+		ret = stress_write("/sys/bus/pci/rescan", "1");
+		stress_count(op_scan, ret);
+		if (ret)
+			stress_violation(s, "rescan: %s", strerror(-ret));
+		stress_pause(200);
 	}
 }
 
@@ -224,20 +249,18 @@ TEST_F_TIMEOUT(stress, dev_set_vs_alloc, 900)
 
 	TH_LOG("%d s: dev-set %s 0/%d racing allocations of its VFs, dumps,",
 	       seconds, PF, NVFS_ENABLED);
-	TH_LOG("the sysfs remove of %s and bus rescans", VF_REMOVED);
+	TH_LOG("and bus rescans");
 	ASSERT_LT(0, stress_spawn(s, "dev-set", loop_dev_set, NULL));
 	for (i = 0; i < NVFS; i++)
 		ASSERT_LT(0, stress_spawn(s, vfs[i], loop_alloc,
 					  (void *)vfs[i]));
 	ASSERT_LT(0, stress_spawn(s, "dump", loop_dump, NULL));
-	ASSERT_LT(0, stress_spawn(s, "remove", loop_remove, NULL));
 	ASSERT_LT(0, stress_spawn(s, "rescan", loop_rescan, NULL));
 	EXPECT_EQ(0, stress_run(s, seconds));
 	stress_report(s);
 
 	EXPECT_LT(0, stress_count_of(s, "dev-set " PF " 0", 0));
 	EXPECT_LT(0, stress_count_of(s, "dev-set " PF " 3", 0));
-	EXPECT_LT(0, stress_count_of(s, "remove " VF_REMOVED, 0));
 	EXPECT_LT(0, stress_count_of(s, "rescan", 0));
 	EXPECT_LT(0, stress_count_of(s, "alloc-new 0000:11:00.1", 0) +
 		     stress_count_of(s, "alloc-new 0000:11:00.2", 0));
@@ -250,6 +273,49 @@ TEST_F_TIMEOUT(stress, dev_set_vs_alloc, 900)
 	stress_expect_inventory(_metadata, &self->e, 10000, true);
 	EXPECT_EQ(0, stress_write(SYS_PF "sriov_numvfs", "0"));
 	EXPECT_EQ(0, stress_write(SYS_PF "sriov_drivers_autoprobe", "1"));
+	stress_expect_clean_end(_metadata, &self->e, s);
+}
+
+TEST_F_TIMEOUT(stress, dev_set_vs_pf_remove, 900)
+{
+	struct stress *s = self->s;
+	int seconds = stress_seconds();
+	struct nlc_rule r;
+	int i;
+
+	ASSERT_LE(NVFS_ENABLED, sysfs_int(SYS_PF "sriov_totalvfs"))
+		TH_LOG("no SR-IOV PF %s with %d VFs", PF, NVFS_ENABLED);
+	ASSERT_EQ(0, sysfs_int(SYS_PF "sriov_numvfs"));
+	ASSERT_EQ(0, stress_write(ENABLE_SRIOV, "1"));
+	ASSERT_EQ(0, nlc_rule_new(&self->e.c, PF, OWN_DRIVER, false, true, &r))
+		TH_LOG("rule-new %s: '%s'", PF, self->e.c.extack);
+	/*
+	 * Each VF on the PF's driver from its ADD_DEVICE, which is where
+	 * vfio-pci-core's own notifier puts a VF of its PF, whatever
+	 * autoprobe says.
+	 */
+	for (i = 0; i < NVFS_ENABLED; i++)
+		ASSERT_EQ(0, nlc_rule_new(&self->e.c, vfs[i], OWN_DRIVER, false,
+					  false, &r))
+			TH_LOG("rule-new of VF %d: '%s'", i + 1,
+			       self->e.c.extack);
+
+	TH_LOG("%d s: dev-set %s 0/%d racing the PF's removal and rescans",
+	       seconds, PF, NVFS_ENABLED);
+	ASSERT_LT(0, stress_spawn(s, "dev-set", loop_dev_set, (void *)PF));
+	ASSERT_LT(0, stress_spawn(s, "remove", loop_pf_remove, NULL));
+	ASSERT_LT(0, stress_spawn(s, "dump", loop_dump, NULL));
+	EXPECT_EQ(0, stress_run(s, seconds));
+	stress_report(s);
+
+	EXPECT_LT(0, stress_count_of(s, "dev-set " PF " 3", 0));
+	EXPECT_LT(0, stress_count_of(s, "remove " PF, 0));
+	/* The PF back, its VFs gone, the rules gone: as found. */
+	EXPECT_EQ(0, stress_write("/sys/bus/pci/rescan", "1"));
+	stress_write(SYS_PF "sriov_numvfs", "0");
+	EXPECT_EQ(0, stress_clear_all(&self->e.c));
+	stress_expect_inventory(_metadata, &self->e, 10000, true);
+	EXPECT_EQ(0, stress_write(ENABLE_SRIOV, "0"));
 	stress_expect_clean_end(_metadata, &self->e, s);
 }
 
