@@ -228,24 +228,36 @@ static void loop_dump(struct stress *s, void *arg)
 	nlc_close(&c);
 }
 
+/*
+ * The PF with 0 VFs and a rule naming it (for @driver, the kernel's
+ * default when NULL; with take when @take_pf), and rules naming its first
+ * @nvfs VFs for the same driver. 0, or -1 after a failed expectation.
+ */
+static int rules_new(struct __test_metadata *_metadata, struct nlc *c,
+		     const char *driver, bool take_pf, int nvfs)
+{
+	struct nlc_rule r;
+	int i;
+
+	EXPECT_LE(NVFS_ENABLED, sysfs_int(SYS_PF "sriov_totalvfs"))
+		TH_LOG("no SR-IOV PF %s with %d VFs", PF, NVFS_ENABLED);
+	EXPECT_EQ(0, sysfs_int(SYS_PF "sriov_numvfs"));
+	EXPECT_EQ(0, nlc_rule_new(c, PF, driver, false, take_pf, &r))
+		TH_LOG("rule-new %s: '%s'", PF, c->extack);
+	for (i = 0; i < nvfs; i++)
+		EXPECT_EQ(0, nlc_rule_new(c, vfs[i], driver, false, false, &r))
+			TH_LOG("rule-new of VF %d: '%s'", i + 1, c->extack);
+	return _metadata->exit_code ? -1 : 0;
+}
+
 TEST_F_TIMEOUT(stress, dev_set_vs_alloc, 900)
 {
 	struct stress *s = self->s;
 	int seconds = stress_seconds();
-	struct nlc_rule r;
 	int i;
 
-	ASSERT_LE(NVFS_ENABLED, sysfs_int(SYS_PF "sriov_totalvfs"))
-		TH_LOG("no SR-IOV PF %s with %d VFs", PF, NVFS_ENABLED);
-	ASSERT_EQ(0, sysfs_int(SYS_PF "sriov_numvfs"));
 	ASSERT_EQ(0, stress_write(SYS_PF "sriov_drivers_autoprobe", "0"));
-	ASSERT_EQ(0, nlc_rule_new(&self->e.c, PF, NULL, false, false, &r))
-		TH_LOG("rule-new %s: '%s'", PF, self->e.c.extack);
-	for (i = 0; i < NVFS; i++)
-		ASSERT_EQ(0, nlc_rule_new(&self->e.c, vfs[i], NULL, false,
-					  false, &r))
-			TH_LOG("rule-new of VF %d: '%s'", i + 1,
-			       self->e.c.extack);
+	ASSERT_EQ(0, rules_new(_metadata, &self->e.c, NULL, false, NVFS));
 
 	TH_LOG("%d s: dev-set %s 0/%d racing allocations of its VFs, dumps,",
 	       seconds, PF, NVFS_ENABLED);
@@ -280,25 +292,15 @@ TEST_F_TIMEOUT(stress, dev_set_vs_pf_remove, 900)
 {
 	struct stress *s = self->s;
 	int seconds = stress_seconds();
-	struct nlc_rule r;
-	int i;
 
-	ASSERT_LE(NVFS_ENABLED, sysfs_int(SYS_PF "sriov_totalvfs"))
-		TH_LOG("no SR-IOV PF %s with %d VFs", PF, NVFS_ENABLED);
-	ASSERT_EQ(0, sysfs_int(SYS_PF "sriov_numvfs"));
 	ASSERT_EQ(0, stress_write(ENABLE_SRIOV, "1"));
-	ASSERT_EQ(0, nlc_rule_new(&self->e.c, PF, OWN_DRIVER, false, true, &r))
-		TH_LOG("rule-new %s: '%s'", PF, self->e.c.extack);
 	/*
 	 * Each VF on the PF's driver from its ADD_DEVICE, which is where
 	 * vfio-pci-core's own notifier puts a VF of its PF, whatever
 	 * autoprobe says.
 	 */
-	for (i = 0; i < NVFS_ENABLED; i++)
-		ASSERT_EQ(0, nlc_rule_new(&self->e.c, vfs[i], OWN_DRIVER, false,
-					  false, &r))
-			TH_LOG("rule-new of VF %d: '%s'", i + 1,
-			       self->e.c.extack);
+	ASSERT_EQ(0, rules_new(_metadata, &self->e.c, OWN_DRIVER, true,
+			       NVFS_ENABLED));
 
 	TH_LOG("%d s: dev-set %s 0/%d racing the PF's removal and rescans",
 	       seconds, PF, NVFS_ENABLED);
