@@ -68,8 +68,8 @@ step "selftests build with -Werror" "$out/selftests.log" make -s selftests
 # The tool's parser table runs on the host, without a kernel. It prints its
 # plan last; it had 698 cases when this floor was set.
 start=$(date +%s)
-make -s -C tools/gpuctl test-cmdline test-hwdb >"$out/cmdline.log" 2>&1 &&
-	tools/gpuctl/test-cmdline >"$out/cmdline.log" 2>&1
+make -s -C tools/gpuctl tests/test-cmdline tests/test-hwdb >"$out/cmdline.log" 2>&1 &&
+	tools/gpuctl/tests/test-cmdline >"$out/cmdline.log" 2>&1
 rc=$?
 sed 's/^/    /' "$out/cmdline.log" | grep -E '^ +(not )?ok |^ +1\.\.'
 stage "tool command-line parser table" "$out/cmdline.log" "$rc" 698
@@ -77,7 +77,7 @@ stage "tool command-line parser table" "$out/cmdline.log" "$rc" 698
 # The tool's hwdb reader against libudev's, on the host's hwdb: every PCI
 # name and class both ways, and damaged copies of the file.
 start=$(date +%s)
-tools/gpuctl/test-hwdb >"$out/hwdb.log" 2>&1
+tools/gpuctl/tests/test-hwdb >"$out/hwdb.log" 2>&1
 rc=$?
 sed 's/^/    /' "$out/hwdb.log" | grep -E '^ +(not )?ok |^ +1\.\.'
 stage "tool hwdb reader reads as libudev does" "$out/hwdb.log" "$rc" 3
