@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # checkpatch --strict on every hand-written C file, shellcheck on every
-# shell script. Usage: scripts/style.sh KSRC
+# shell script; and a warning, which does not fail it, for each commit
+# subject that breaks the rule (scripts/commit-subject.sh).
+# Usage: scripts/style.sh KSRC
 set -u
 ksrc=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,4 +34,5 @@ else
 	# shellcheck disable=SC2086
 	[ -z "$sh_files" ] || shellcheck -e SC1091 -s sh $sh_files || rc=1
 fi
+scripts/commit-subject.sh
 exit $rc
