@@ -35,9 +35,11 @@
 #endif
 
 /*
- * Where a PCI device's driver_override lives (kernel-facts 2.1): 6.1 keeps
- * it in struct pci_dev behind the device lock; 7.0 (and 6.12.91+) moved it
- * to struct device behind a spinlock of its own, with accessors. On 6.1
+ * Where a PCI device's driver_override lives: 6.1 keeps it in struct
+ * pci_dev behind the device lock (drivers/base/driver.c,
+ * driver_set_override()); 7.0 (and 6.12.91+) moved it to struct device
+ * behind a spinlock of its own, with accessors (drivers/base/dd.c,
+ * __device_set_driver_override(), and include/linux/device.h, 6.12). On 6.1
  * both the setter and the reader take the device lock, so neither may run
  * in the (UN)BOUND notifier events or under any lock of gpuctl's.
  */
@@ -80,8 +82,10 @@ static inline bool gpuctl_override_is(struct pci_dev *pdev, const char *name)
 
 /*
  * 6.2 added the iommufd callbacks to struct vfio_device_ops; a variant
- * driver must set all four when CONFIG_IOMMUFD is on, and the names are
- * NULL when it is off (kernel-facts 4.2). Expanded after <linux/vfio.h>.
+ * driver must set all four when CONFIG_IOMMUFD is on (6.12:
+ * drivers/vfio/vfio_main.c, __vfio_register_dev()), and the names are
+ * NULL when it is off (include/linux/vfio.h, 6.12; 6.1 has none of them).
+ * Expanded after <linux/vfio.h>.
  */
 #ifdef GPUCTL_HAVE_VFIO_IOMMUFD_OPS
 #define GPUCTL_VFIO_IOMMUFD_OPS					\

@@ -36,8 +36,9 @@ struct gpuctl_rule;
  *	since the epoch
  * @match: enum gpuctl_open_match
  *
- * Only the first open of a VFIO device reaches its driver (kernel-facts
- * 4.3), so there is one holder; fds it passes on stay with it.
+ * Only the first open of a VFIO device reaches its driver (open_count 0 to
+ * 1 in drivers/vfio/vfio_main.c: vfio_device_open() on 6.1, vfio_df_open()
+ * on 6.12), so there is one holder; fds it passes on stay with it.
  */
 struct gpuctl_holder {
 	bool open;

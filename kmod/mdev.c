@@ -4,7 +4,8 @@
  *
  * The mdev instances (vGPUs) of the host, followed from the mdev bus.
  *
- * The mdev core exports no bus pointer (kernel-facts 1.1), but
+ * The mdev core exports no bus pointer (mdev_bus_type is declared only in
+ * drivers/vfio/mdev/mdev_private.h, 6.1 and 6.12), but
  * mdev_register_driver() puts one into the driver it registers. gpuctl
  * registers a driver that never binds (mdev_match() matches nothing: the
  * core attaches each instance to its parent's driver explicitly) just to

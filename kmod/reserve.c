@@ -16,7 +16,8 @@
  * readers, device_attach(), device_release_driver()) take device locks and
  * fire bus events whose notifier takes gpuctl_lock, so they run with no
  * lock of gpuctl's held and never from a notifier event that holds a device
- * lock (kernel-facts 1.4): from the worker, or from gpuctl_reserve_claim()
+ * lock (drivers/base/dd.c, really_probe() and __device_release_driver(),
+ * 6.1 and 6.12): from the worker, or from gpuctl_reserve_claim()
  * for the device of an ADD_DEVICE event (no driver core lock of its own is
  * held then; a VF's event holds only its PF's lock) or in contexts that
  * hold no device lock at all. While acted on unlocked, a device is pinned
@@ -811,7 +812,8 @@ static void gpuctl_reserve_work_fn(struct work_struct *work)
  *
  * Setting driver_override at once, rather than from the worker, is what
  * keeps host drivers away: on a device's ADD_DEVICE event no driver can
- * match it yet (kernel-facts 1.2), and at module load the GPU drivers that
+ * match it yet (pci_device_add() in drivers/pci/probe.c clears match_driver
+ * before device_add(), 6.1 and 6.12), and at module load the GPU drivers that
  * softdeps made wait are loaded right after gpuctl. Devices not claimed
  * here get their override from the worker before it binds them.
  *

@@ -3,7 +3,8 @@
  * Copyright (C) 2025 The gpuctl authors
  *
  * gpuctl-vfio-pci: vfio-pci with the allocation ledger enforced. It is
- * vfio-pci built on vfio-pci-core (kernel-facts 4.2), except that its
+ * vfio-pci built on vfio-pci-core (drivers/vfio/pci/vfio_pci.c,
+ * vfio_pci_ops and vfio_pci_open_device(), 6.1 and 6.12), except that its
  * open_device refuses a VFIO user the device's allocation does not admit
  * (vfio-track.c), before the device is enabled. Being gpuctl's own
  * vfio_device, it is also where gpuctl learns who holds a device. A rule

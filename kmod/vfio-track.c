@@ -15,8 +15,11 @@
  *
  * Context of gpuctl-vfio-pci's calls: vfio calls open_device in the
  * opener's task and close_device in whichever task drops the last file
- * reference (kernel-facts 4.3), both under the device set's lock, which
- * therefore nests outside gpuctl_lock. Only the open looks at current.
+ * reference (6.1: drivers/vfio/vfio_main.c, vfio_device_open() and
+ * vfio_device_fops_release(); 6.12: drivers/vfio/group.c,
+ * vfio_df_group_open() and vfio_df_group_close()), both under the device
+ * set's lock, which therefore nests outside gpuctl_lock. Only the open
+ * looks at current.
  */
 
 #include <linux/cred.h>

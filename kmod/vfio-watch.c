@@ -8,7 +8,8 @@
  *
  * gpuctl does not touch those drivers' objects; it observes. While a VFIO
  * user has a group, VFIO holds the group's DMA ownership (it claims it when
- * the user attaches the group to a container, kernel-facts 3.2), and no
+ * the user attaches the group to a container: drivers/vfio/container.c,
+ * vfio_container_attach_group(), 6.1 and 6.12), and no
  * host DMA driver can be bound in the group then. So a tracked device on
  * such a driver is open exactly while its group is claimed and has no
  * member on a host DMA driver (gpuctl_reserve_vfio_busy()). Nothing tells

@@ -18,8 +18,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 spec=Documentation/netlink/specs/gpuctl.yaml
 
 # The generator reads the schema from <spec dir>/../<protocol>.yaml and
-# walks up from the spec to a MAINTAINERS file (kernel-facts 6.7), so it
-# runs on a staged copy laid out like the kernel tree.
+# walks up from the spec to a MAINTAINERS file (6.12 tools/net/ynl:
+# lib/nlspec.py, SpecFamily.__init__(); ynl-gen-c.py, find_kernel_root()),
+# so it runs on a staged copy laid out like the kernel tree.
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/Documentation/netlink/specs"
