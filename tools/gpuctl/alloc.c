@@ -18,25 +18,6 @@
 #include "gpuctl.h"
 #include "json_print.h"
 
-static void alloc_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl alloc add owner UUID [ name NAME ] [ account NAME ]\n"
-		"                        [ project NAME ] [ domain NAME ] PICK\n"
-		"                        [ detach-on-stop ] [ uid UID ] [ gid GID ] [ id ID ]\n"
-		"       gpuctl alloc del { ID | id ID | owner UUID } [ keep ]\n"
-		"       gpuctl alloc show [ ID ]\n"
-		"       gpuctl alloc save { FILE | - }\n"
-		"       gpuctl alloc restore { FILE | - }\n"
-		"       gpuctl alloc help\n"
-		"where  PICK := { dev ADDR [ dev ADDR ]... |\n"
-		"                 count N [ match IDS ] [ numa NODE [ policy POLICY ] ] }\n"
-		"                [ vgpu UUID ]... [ vgpu TYPE [ count N ] ]\n"
-		"       ADDR := { DDDD:BB:DD.F | BB:DD.F }, a reserved GPU\n"
-		"       IDS := { VVVV:DDDD | VVVV:* | VVVV:DDDD:SSSS:SSSS }\n"
-		"       POLICY := { required | preferred | legacy }\n");
-}
-
 static int alloc_str(const struct nlattr *attr, char *buf, size_t size)
 {
 	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
@@ -462,7 +443,7 @@ static int cmd_alloc_add(struct gpuctl *g, struct args *a)
 	int tries, ret;
 
 	if (args_is(a, "help")) {
-		alloc_help(stdout);
+		object_help(stdout, &alloc_object);
 		return EXIT_OK;
 	}
 	if (alloc_args_parse(a, &s, err, sizeof(err))) {
@@ -586,7 +567,7 @@ static int cmd_alloc_del(struct gpuctl *g, struct args *a)
 	int ret;
 
 	if (args_is(a, "help")) {
-		alloc_help(stdout);
+		object_help(stdout, &alloc_object);
 		return EXIT_OK;
 	}
 	if (alloc_del_args(a, &id, owner, sizeof(owner)))
@@ -626,7 +607,7 @@ static int cmd_alloc_show(struct gpuctl *g, struct args *a)
 {
 	static const struct show_by_id show = {
 		.cmd = "alloc show", .id_name = "allocation id",
-		.one_name = "allocation", .help = alloc_help,
+		.one_name = "allocation", .object = &alloc_object,
 		.nl_cmd = GPUCTL_CMD_ALLOC_GET, .id_attr = GPUCTL_A_ALLOC_ID,
 	};
 	struct nl_list list;
@@ -658,7 +639,7 @@ static int cmd_alloc_save(struct gpuctl *g, struct args *a)
 	const char *file;
 
 	if (args_is(a, "help")) {
-		alloc_help(stdout);
+		object_help(stdout, &alloc_object);
 		return EXIT_OK;
 	}
 	if (ledger_file_arg(a, "save", &file) || !args_done(a, "alloc save"))
@@ -673,7 +654,7 @@ static int cmd_alloc_restore(struct gpuctl *g, struct args *a)
 	const char *file;
 
 	if (args_is(a, "help")) {
-		alloc_help(stdout);
+		object_help(stdout, &alloc_object);
 		return EXIT_OK;
 	}
 	if (ledger_file_arg(a, "restore", &file) ||
@@ -685,23 +666,29 @@ static int cmd_alloc_restore(struct gpuctl *g, struct args *a)
 	return alloc_restore(g, file);
 }
 
-/**
- * cmd_alloc() - gpuctl alloc { add | del | show | save | restore | help }
- * @g: the tool's state
- * @a: the words after "alloc"
- *
- * Return: the exit code.
- */
-int cmd_alloc(struct gpuctl *g, struct args *a)
-{
-	static const struct cmd_entry cmds[] = {
-		{ "show", cmd_alloc_show },
-		{ "add", cmd_alloc_add },
-		{ "del", cmd_alloc_del },
-		{ "save", cmd_alloc_save },
-		{ "restore", cmd_alloc_restore },
-	};
+static const struct cmd_entry alloc_cmds[] = {
+	/* the continuation lines line up under "owner" */
+	{ .name = "add", .fn = cmd_alloc_add,
+	  .usage = "owner UUID [ name NAME ] [ account NAME ]\n"
+		   "                        [ project NAME ] [ domain NAME ] PICK\n"
+		   "                        [ detach-on-stop ] [ uid UID ] [ gid GID ] [ id ID ]" },
+	{ .name = "del", .fn = cmd_alloc_del,
+	  .usage = "{ ID | id ID | owner UUID } [ keep ]" },
+	{ .name = "show", .fn = cmd_alloc_show, .usage = "[ ID ]" },
+	{ .name = "save", .fn = cmd_alloc_save, .usage = "{ FILE | - }" },
+	{ .name = "restore", .fn = cmd_alloc_restore, .usage = "{ FILE | - }" },
+};
 
-	return cmd_dispatch(g, a, "alloc", cmds, ARRAY_SIZE(cmds),
-			    alloc_help);
-}
+const struct object alloc_object = {
+	.name = "alloc",
+	.desc = "the ledger: which VM owns which reserved GPUs",
+	.cmds = alloc_cmds,
+	.ncmds = ARRAY_SIZE(alloc_cmds),
+	.dflt = "show",
+	.notes = "where  PICK := { dev ADDR [ dev ADDR ]... |\n"
+		 "                 count N [ match IDS ] [ numa NODE [ policy POLICY ] ] }\n"
+		 "                [ vgpu UUID ]... [ vgpu TYPE [ count N ] ]\n"
+		 "       ADDR := { DDDD:BB:DD.F | BB:DD.F }, a reserved GPU\n"
+		 "       IDS := { VVVV:DDDD | VVVV:* | VVVV:DDDD:SSSS:SSSS }\n"
+		 "       POLICY := { required | preferred | legacy }\n",
+};

@@ -48,16 +48,6 @@ static const struct {
 	{ "modprobe", APPLY_MODPROBE },
 };
 
-static void apply_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl apply [ FILE ] [ check | modprobe ]\n"
-		"       gpuctl apply help\n"
-		"where  FILE := a config file, by default " APPLY_CONF_DEFAULT "\n"
-		"       check: only parse FILE\n"
-		"       modprobe: print FILE's rules as a modprobe.d options line\n");
-}
-
 static bool apply_mode_word(const char *arg, enum apply_mode *mode)
 {
 	size_t i;
@@ -426,7 +416,7 @@ static int apply_lock(void)
  *
  * Return: the exit code.
  */
-int cmd_apply(struct gpuctl *g, struct args *a)
+static int cmd_apply(struct gpuctl *g, struct args *a)
 {
 	enum apply_mode mode = APPLY_KERNEL;
 	const char *file = APPLY_CONF_DEFAULT;
@@ -435,7 +425,7 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 	int ret;
 
 	if (args_is(a, "help")) {
-		apply_help(stdout);
+		object_help(stdout, &apply_object);
 		return EXIT_OK;
 	}
 	/* FILE comes first; a file named like a mode is given as ./check */
@@ -483,3 +473,13 @@ int cmd_apply(struct gpuctl *g, struct args *a)
 	conf_free(&conf);
 	return ret;
 }
+
+const struct object apply_object = {
+	.name = "apply",
+	.desc = "load the rules of a config file, or check it",
+	.run = cmd_apply,
+	.usage = "[ FILE ] [ check | modprobe ]",
+	.notes = "where  FILE := a config file, by default " APPLY_CONF_DEFAULT "\n"
+		 "       check: only parse FILE\n"
+		 "       modprobe: print FILE's rules as a modprobe.d options line\n",
+};

@@ -53,15 +53,6 @@ static const char *const col_labels[COL_MAX] = {
 	[COL_VGPU] = "vgpu_type ",
 };
 
-static void dev_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl dev show [ DEV ]\n"
-		"       gpuctl dev set DEV numvfs NUM\n"
-		"       gpuctl dev help\n"
-		"where  DEV := { DDDD:BB:DD.F | BB:DD.F }\n");
-}
-
 static const enum mnl_attr_data_type dev_attr_types[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_ADDRESS] = MNL_TYPE_NUL_STRING,
 	[GPUCTL_A_DEV_VENDOR_ID] = MNL_TYPE_U16,
@@ -800,7 +791,7 @@ static int cmd_dev_show(struct gpuctl *g, struct args *a)
 	arg = args_next(a);
 	if (arg) {
 		if (!strcmp(arg, "help")) {
-			dev_help(stdout);
+			object_help(stdout, &dev_object);
 			return EXIT_OK;
 		}
 		if (!dev_address(arg, addr, sizeof(addr)))
@@ -869,7 +860,7 @@ static int cmd_dev_set(struct gpuctl *g, struct args *a)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(arg, "help")) {
-		dev_help(stdout);
+		object_help(stdout, &dev_object);
 		return EXIT_OK;
 	}
 	if (!dev_address(arg, v.address, sizeof(v.address)))
@@ -892,20 +883,16 @@ static int cmd_dev_set(struct gpuctl *g, struct args *a)
 	return dev_show(nl, v.address);
 }
 
-/**
- * cmd_dev() - gpuctl dev { show [ DEV ] | set DEV numvfs NUM | help }
- * @g: the tool's state
- * @a: the words after "dev"
- *
- * Return: the exit code.
- */
-int cmd_dev(struct gpuctl *g, struct args *a)
-{
-	static const struct cmd_entry cmds[] = {
-		{ "show", cmd_dev_show },
-		{ "set", cmd_dev_set },
-	};
+static const struct cmd_entry dev_cmds[] = {
+	{ .name = "show", .fn = cmd_dev_show, .usage = "[ DEV ]" },
+	{ .name = "set", .fn = cmd_dev_set, .usage = "DEV numvfs NUM" },
+};
 
-	return cmd_dispatch(g, a, "dev", cmds, ARRAY_SIZE(cmds),
-			    dev_help);
-}
+const struct object dev_object = {
+	.name = "dev",
+	.desc = "GPUs and the other members of their IOMMU groups",
+	.cmds = dev_cmds,
+	.ncmds = ARRAY_SIZE(dev_cmds),
+	.dflt = "show",
+	.notes = "where  DEV := { DDDD:BB:DD.F | BB:DD.F }\n",
+};

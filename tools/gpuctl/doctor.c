@@ -336,17 +336,6 @@ static void doctor_load(struct gpuctl *g, struct doctor *dr)
 	dr->ledger_err = ret;
 }
 
-static void doctor_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl [ -j ] doctor\n"
-		"       gpuctl doctor help\n"
-		"Checks this host for GPU passthrough: the IOMMU, interrupt remapping,\n"
-		"the kernel command line, the IOMMU groups of the GPUs, the vfio modules,\n"
-		"the initramfs and softdeps, the reserved devices' drivers, the module's\n"
-		"signature and the rules and ledger. Exits 4 when a check failed.\n");
-}
-
 /**
  * cmd_doctor() - gpuctl doctor
  * @g: the tool's state
@@ -354,7 +343,7 @@ static void doctor_help(FILE *fp)
  *
  * Return: EXIT_OK when no check failed, EXIT_DOCTOR_FAIL when one did.
  */
-int cmd_doctor(struct gpuctl *g, struct args *a)
+static int cmd_doctor(struct gpuctl *g, struct args *a)
 {
 	struct doctor_check c[ARRAY_SIZE(checks)] = {};
 	struct doctor dr = {};
@@ -362,7 +351,7 @@ int cmd_doctor(struct gpuctl *g, struct args *a)
 	size_t i;
 
 	if (args_is(a, "help")) {
-		doctor_help(stdout);
+		object_help(stdout, &doctor_object);
 		return EXIT_OK;
 	}
 	if (!args_done(a, "doctor"))
@@ -394,3 +383,14 @@ int cmd_doctor(struct gpuctl *g, struct args *a)
 	nl_list_free(&dr.allocs);
 	return failed ? EXIT_DOCTOR_FAIL : EXIT_OK;
 }
+
+const struct object doctor_object = {
+	.name = "doctor",
+	.desc = "check this host for GPU passthrough",
+	.run = cmd_doctor,
+	.json = true,
+	.notes = "Checks this host for GPU passthrough: the IOMMU, interrupt remapping,\n"
+		 "the kernel command line, the IOMMU groups of the GPUs, the vfio modules,\n"
+		 "the initramfs and softdeps, the reserved devices' drivers, the module's\n"
+		 "signature and the rules and ledger. Exits 4 when a check failed.\n",
+};

@@ -100,6 +100,4 @@ void doctor_module(const struct doctor *dr, struct doctor_check *c);
 void doctor_reserved(const struct doctor *dr, struct doctor_check *c);
 void doctor_ledger(const struct doctor *dr, struct doctor_check *c);
 
-int cmd_doctor(struct gpuctl *g, struct args *a);
-
 #endif /* _GPUCTL_DOCTOR_H */

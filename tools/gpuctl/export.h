@@ -16,7 +16,6 @@ struct nl_ctx;
 int export_cloudstack(struct nl_ctx *nl, bool pretty);
 int export_kubevirt(struct nl_ctx *nl, bool json, bool pretty);
 int export_nova(struct nl_ctx *nl);
-int cmd_export(struct gpuctl *g, struct args *a);
 int cmd_export_libvirt(struct gpuctl *g, struct args *a);
 
 #endif /* _GPUCTL_EXPORT_H */

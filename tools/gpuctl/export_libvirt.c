@@ -60,8 +60,8 @@ static const char *const lv_models[] = { "vfio-pci", "vfio-ccw", "vfio-ap" };
 
 static void lv_help(FILE *fp)
 {
+	cmd_help(fp, &export_object, "libvirt");
 	fprintf(fp,
-		"Usage: gpuctl export libvirt { ID | id ID | owner UUID | DEV | MDEV }\n"
 		"where  DEV := { DDDD:BB:DD.F | BB:DD.F }, MDEV := an mdev's UUID\n");
 }
 

@@ -18,42 +18,133 @@
 #include "gpuctl.h"
 #include "pci_names.h"
 #include "json_print.h"
-#include "doctor.h"
-#include "export.h"
-#include "metrics.h"
 
 #ifndef GPUCTL_VERSION
 #define GPUCTL_VERSION "0.1"
 #endif
 
-static void gpuctl_help(FILE *fp)
+const struct object *const gpuctl_objects[] = {
+	&dev_object, &group_object, &vgpu_object, &reserve_object,
+	&apply_object, &alloc_object, &limit_object, &monitor_object,
+	&metrics_object, &export_object, &doctor_object, &module_object,
+};
+
+const size_t gpuctl_nobjects = ARRAY_SIZE(gpuctl_objects);
+
+/* Where the help's lists wrap, as iproute2's do, to fit a terminal */
+#define HELP_WIDTH 78
+
+/* "OBJECT := { dev | group | ... }", wrapped under its first name */
+static void help_objects(FILE *fp)
 {
-	fprintf(fp,
-		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
-		"       gpuctl [ OPTIONS ]\n"
-		"where  OBJECT := { dev | group | vgpu | reserve | apply |\n"
-		"                  alloc | limit | monitor | doctor | module }\n"
-		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
-		"Without an OBJECT, gpuctl runs \"dev show\".\n");
+	const char *lead = "where  OBJECT := { ";
+	int indent = strlen(lead), col = indent;
+	size_t i;
+
+	fputs(lead, fp);
+	for (i = 0; i < gpuctl_nobjects; i++) {
+		const char *name = gpuctl_objects[i]->name;
+		int len = strlen(name) + 2;	/* " |" or " }" */
+
+		if (i && col + 1 + len > HELP_WIDTH) {
+			fprintf(fp, "\n%*s", indent, "");
+			col = indent;
+		} else if (i) {
+			col += fprintf(fp, " ");
+		}
+		col += fprintf(fp, "%s %c", name,
+			       i + 1 < gpuctl_nobjects ? '|' : '}');
+	}
+	fputc('\n', fp);
 }
 
-static const struct {
-	const char *name;
-	int (*cmd)(struct gpuctl *g, struct args *a);
-} objects[] = {
-	{ "dev", cmd_dev },
-	{ "group", cmd_group },
-	{ "vgpu", cmd_vgpu },
-	{ "reserve", cmd_reserve },
-	{ "apply", cmd_apply },
-	{ "alloc", cmd_alloc },
-	{ "limit", cmd_limit },
-	{ "monitor", cmd_monitor },
-	{ "metrics", cmd_metrics },
-	{ "export", cmd_export },
-	{ "doctor", cmd_doctor },
-	{ "module", cmd_module },
-};
+static void gpuctl_help(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp,
+		"Usage: gpuctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
+		"       gpuctl [ OPTIONS ]\n");
+	help_objects(fp);
+	fprintf(fp,
+		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n"
+		"Without an OBJECT, gpuctl runs \"dev show\".\n"
+		"\n"
+		"Objects (\"gpuctl OBJECT help\" lists an object's commands):\n");
+	for (i = 0; i < gpuctl_nobjects; i++)
+		fprintf(fp, "  %-9s %s\n", gpuctl_objects[i]->name,
+			gpuctl_objects[i]->desc);
+}
+
+/* One line of a usage: "gpuctl [ -j ] OBJECT [ CMD ] [ ARGS ]" */
+static void usage_line(FILE *fp, bool first, bool json, const char *object,
+		       const char *cmd, const char *args)
+{
+	fprintf(fp, "%s gpuctl %s%s", first ? "Usage:" : "      ",
+		json ? "[ -j ] " : "", object);
+	if (cmd)
+		fprintf(fp, " %s", cmd);
+	if (args && *args)
+		fprintf(fp, " %s", args);
+	fputc('\n', fp);
+}
+
+/**
+ * object_help() - print "gpuctl OBJECT help", from the object's table
+ * @fp: where to
+ * @o: the object
+ *
+ * A usage line for each command (or the object's own, without commands),
+ * then "help", the commands' descriptions and the object's notes.
+ */
+void object_help(FILE *fp, const struct object *o)
+{
+	size_t i;
+
+	if (!o->ncmds)
+		usage_line(fp, true, o->json, o->name, NULL, o->usage);
+	for (i = 0; i < o->ncmds; i++)
+		usage_line(fp, !i, o->cmds[i].json, o->name, o->cmds[i].name,
+			   o->cmds[i].usage);
+	usage_line(fp, false, false, o->name, "help", NULL);
+	for (i = 0; i < o->ncmds; i++)
+		if (o->cmds[i].desc)
+			fprintf(fp, "%s: %s\n", o->cmds[i].name,
+				o->cmds[i].desc);
+	if (o->notes)
+		fputs(o->notes, fp);
+}
+
+/**
+ * cmd_find() - the command of an object a word names
+ * @o: the object
+ * @word: the word
+ *
+ * Return: the command, or NULL when @o has none of that name.
+ */
+const struct cmd_entry *cmd_find(const struct object *o, const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < o->ncmds; i++)
+		if (!strcmp(word, o->cmds[i].name))
+			return &o->cmds[i];
+	return NULL;
+}
+
+/**
+ * cmd_help() - print one command's usage line, for its own help
+ * @fp: where to
+ * @o: its object
+ * @cmd: its name, one of @o's commands
+ */
+void cmd_help(FILE *fp, const struct object *o, const char *cmd)
+{
+	const struct cmd_entry *c = cmd_find(o, cmd);
+
+	if (c)
+		usage_line(fp, true, c->json, o->name, c->name, c->usage);
+}
 
 /* "-j", "-json" and "--json" all name the same option */
 static bool option_is(const char *arg, const char *shrt, const char *lng)
@@ -94,32 +185,28 @@ int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl)
  * cmd_dispatch() - run the command an object's first word names
  * @g: the tool's state
  * @a: the words after the object
- * @object: the object's name, for messages
- * @cmds: its commands; the first one runs when no word is left
- * @n: number of @cmds
- * @help: prints the object's help
+ * @o: the object; its default command runs when no word is left
  *
  * Return: the exit code.
  */
-int cmd_dispatch(struct gpuctl *g, struct args *a, const char *object,
-		 const struct cmd_entry *cmds, size_t n, void (*help)(FILE *fp))
+int cmd_dispatch(struct gpuctl *g, struct args *a, const struct object *o)
 {
 	const char *word = args_next(a);
-	size_t i;
+	const struct cmd_entry *c;
 
 	if (!word)
-		return cmds[0].fn(g, a);
+		return cmd_find(o, o->dflt)->fn(g, a);
 	if (!strcmp(word, "help")) {
-		help(stdout);
+		object_help(stdout, o);
 		return EXIT_OK;
 	}
-	for (i = 0; i < n; i++)
-		if (!strcmp(word, cmds[i].name))
-			return cmds[i].fn(g, a);
+	c = cmd_find(o, word);
+	if (c)
+		return c->fn(g, a);
 
 	fprintf(stderr,
 		"gpuctl: %s: unknown command \"%s\", try \"gpuctl %s help\"\n",
-		object, word, object);
+		o->name, word, o->name);
 	return EXIT_USAGE;
 }
 
@@ -167,7 +254,7 @@ int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,
 	arg = args_next(a);
 	if (arg) {
 		if (!strcmp(arg, "help")) {
-			s->help(stdout);
+			object_help(stdout, s->object);
 			return EXIT_OK;
 		}
 		if (s->by_uuid && uuid_parse(arg, uuid, sizeof(uuid))) {
@@ -216,16 +303,20 @@ static int dispatch(struct gpuctl *g, struct args *a)
 
 	/* a bare "gpuctl" is "gpuctl dev show", as "wg" is "wg show" */
 	if (args_end(a))
-		return cmd_dev(g, a);
+		return cmd_dispatch(g, a, &dev_object);
 
 	obj = args_next(a);
 	if (!strcmp(obj, "help")) {
 		gpuctl_help(stdout);
 		return EXIT_OK;
 	}
-	for (i = 0; i < ARRAY_SIZE(objects); i++)
-		if (!strcmp(obj, objects[i].name))
-			return objects[i].cmd(g, a);
+	for (i = 0; i < gpuctl_nobjects; i++) {
+		const struct object *o = gpuctl_objects[i];
+
+		if (strcmp(obj, o->name))
+			continue;
+		return o->run ? o->run(g, a) : cmd_dispatch(g, a, o);
+	}
 
 	fprintf(stderr, "gpuctl: unknown object \"%s\", try \"gpuctl help\"\n",
 		obj);

@@ -36,14 +36,49 @@ struct gpuctl {
 int gpuctl_run(int argc, char **argv, bool dry_run);
 int gpuctl_nl(struct gpuctl *g, struct nl_ctx **nl);
 
-/* One command of an object ("show", "add"); the first is the default. */
+/*
+ * The grammar, written once: the parser dispatches on these tables and
+ * "gpuctl help" and "gpuctl OBJECT help" are printed from them, so that a
+ * command cannot be accepted and left out of the help or the other way
+ * round. tests/check-grammar.sh holds the man page and the bash
+ * completion to them.
+ */
+
+/* One command of an object ("show", "add") */
 struct cmd_entry {
 	const char *name;
 	int (*fn)(struct gpuctl *g, struct args *a);
+	const char *usage;	/* its arguments, after "gpuctl OBJECT NAME" */
+	const char *desc;	/* NULL, or a line its object's help adds */
+	bool json;		/* -j changes its format: "gpuctl [ -j ] ..." */
 };
 
-int cmd_dispatch(struct gpuctl *g, struct args *a, const char *object,
-		 const struct cmd_entry *cmds, size_t n, void (*help)(FILE *fp));
+/* An object ("dev"): its commands, or the arguments of one without any */
+struct object {
+	const char *name;
+	const char *desc;	/* one line, for "gpuctl help" */
+	/* NULL: cmd_dispatch() on cmds; else its own parser, using cmds */
+	int (*run)(struct gpuctl *g, struct args *a);
+	const struct cmd_entry *cmds;	/* in the order its help lists them */
+	size_t ncmds;
+	const char *dflt;	/* the command "gpuctl OBJECT" alone runs */
+	const char *usage;	/* without commands: its arguments */
+	bool json;		/* without commands: as cmd_entry's */
+	const char *notes;	/* NULL, or the help's last lines: "where ..." */
+};
+
+extern const struct object dev_object, group_object, vgpu_object,
+	reserve_object, apply_object, alloc_object, limit_object,
+	monitor_object, metrics_object, export_object, doctor_object,
+	module_object;
+/* Every object the parser accepts, in the order the help lists them */
+extern const struct object *const gpuctl_objects[];
+extern const size_t gpuctl_nobjects;
+
+void object_help(FILE *fp, const struct object *o);
+void cmd_help(FILE *fp, const struct object *o, const char *cmd);
+const struct cmd_entry *cmd_find(const struct object *o, const char *word);
+int cmd_dispatch(struct gpuctl *g, struct args *a, const struct object *o);
 bool args_done(const struct args *a, const char *cmd);
 
 /* What "OBJECT show [ ID ]" needs: group show, reserve show, alloc show. */
@@ -51,7 +86,7 @@ struct show_by_id {
 	const char *cmd;	/* "alloc show", for messages */
 	const char *id_name;	/* "allocation id": invalid "x", expected a number */
 	const char *one_name;	/* "allocation": cannot show allocation 3 */
-	void (*help)(FILE *fp);
+	const struct object *object;	/* whose help "show help" prints */
 	u8 nl_cmd;		/* its get command; dumps without an ID */
 	u16 id_attr;		/* the ID's attribute */
 	bool by_uuid;		/* the ID is a UUID (a string), not a number */
@@ -59,16 +94,6 @@ struct show_by_id {
 
 int show_by_id(struct gpuctl *g, struct args *a, const struct show_by_id *s,
 	       struct nl_list *list, bool *collected);
-
-int cmd_dev(struct gpuctl *g, struct args *a);
-int cmd_group(struct gpuctl *g, struct args *a);
-int cmd_monitor(struct gpuctl *g, struct args *a);
-int cmd_reserve(struct gpuctl *g, struct args *a);
-int cmd_apply(struct gpuctl *g, struct args *a);
-int cmd_alloc(struct gpuctl *g, struct args *a);
-int cmd_limit(struct gpuctl *g, struct args *a);
-int cmd_vgpu(struct gpuctl *g, struct args *a);
-int cmd_module(struct gpuctl *g, struct args *a);
 
 /* vgpu.c, vgpu_type.c: making instances; the mdev types, from sysfs */
 struct mdev_type_info;

@@ -25,14 +25,6 @@ struct group_info {
 	char (*devs)[ADDR_BUFSZ];
 };
 
-static void group_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl group show [ ID ]\n"
-		"       gpuctl group help\n"
-		"where  ID := IOMMU group number\n");
-}
-
 static int group_attr_add(struct group_info *gr, const struct nlattr *attr)
 {
 	char (*devs)[ADDR_BUFSZ];
@@ -137,7 +129,7 @@ static int cmd_group_show(struct gpuctl *g, struct args *a)
 {
 	static const struct show_by_id show = {
 		.cmd = "group show", .id_name = "IOMMU group",
-		.one_name = "IOMMU group", .help = group_help,
+		.one_name = "IOMMU group", .object = &group_object,
 		.nl_cmd = GPUCTL_CMD_GROUP_GET, .id_attr = GPUCTL_A_GROUP_ID,
 	};
 	struct nl_list list = { .size = sizeof(struct group_info),
@@ -152,19 +144,15 @@ static int cmd_group_show(struct gpuctl *g, struct args *a)
 	return ret;
 }
 
-/**
- * cmd_group() - gpuctl group { show [ ID ] | help }
- * @g: the tool's state
- * @a: the words after "group"
- *
- * Return: the exit code.
- */
-int cmd_group(struct gpuctl *g, struct args *a)
-{
-	static const struct cmd_entry cmds[] = {
-		{ "show", cmd_group_show },
-	};
+static const struct cmd_entry group_cmds[] = {
+	{ .name = "show", .fn = cmd_group_show, .usage = "[ ID ]" },
+};
 
-	return cmd_dispatch(g, a, "group", cmds, ARRAY_SIZE(cmds),
-			    group_help);
-}
+const struct object group_object = {
+	.name = "group",
+	.desc = "the IOMMU groups that hold a GPU, and whether they are viable",
+	.cmds = group_cmds,
+	.ncmds = ARRAY_SIZE(group_cmds),
+	.dflt = "show",
+	.notes = "where  ID := IOMMU group number\n",
+};

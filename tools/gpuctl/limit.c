@@ -16,16 +16,6 @@
 #include "gpuctl.h"
 #include "json_print.h"
 
-static void limit_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl limit set SCOPE NAME max { MAX | none }\n"
-		"       gpuctl limit show [ SCOPE NAME ]\n"
-		"       gpuctl limit help\n"
-		"where  SCOPE := { account | project | domain }\n"
-		"       MAX := the most GPUs the label's allocations may hold\n");
-}
-
 static int limit_info_parse(const struct nlmsghdr *nlh, struct limit_info *l)
 {
 	const struct nlattr *attr;
@@ -161,7 +151,7 @@ static int cmd_limit_set(struct gpuctl *g, struct args *a)
 	int ret;
 
 	if (args_is(a, "help")) {
-		limit_help(stdout);
+		object_help(stdout, &limit_object);
 		return EXIT_OK;
 	}
 	if (limit_args_parse(a, &l, err, sizeof(err))) {
@@ -196,7 +186,7 @@ static int cmd_limit_show(struct gpuctl *g, struct args *a)
 	int ret;
 
 	if (args_is(a, "help")) {
-		limit_help(stdout);
+		object_help(stdout, &limit_object);
 		return EXIT_OK;
 	}
 	/* "SCOPE NAME" reads like "limit set" without its max */
@@ -241,20 +231,18 @@ static int cmd_limit_show(struct gpuctl *g, struct args *a)
 	return ret;
 }
 
-/**
- * cmd_limit() - gpuctl limit { set | show | help }
- * @g: the tool's state
- * @a: the words after "limit"
- *
- * Return: the exit code.
- */
-int cmd_limit(struct gpuctl *g, struct args *a)
-{
-	static const struct cmd_entry cmds[] = {
-		{ "show", cmd_limit_show },
-		{ "set", cmd_limit_set },
-	};
+static const struct cmd_entry limit_cmds[] = {
+	{ .name = "set", .fn = cmd_limit_set,
+	  .usage = "SCOPE NAME max { MAX | none }" },
+	{ .name = "show", .fn = cmd_limit_show, .usage = "[ SCOPE NAME ]" },
+};
 
-	return cmd_dispatch(g, a, "limit", cmds, ARRAY_SIZE(cmds),
-			    limit_help);
-}
+const struct object limit_object = {
+	.name = "limit",
+	.desc = "the most GPUs an account, project or domain may hold",
+	.cmds = limit_cmds,
+	.ncmds = ARRAY_SIZE(limit_cmds),
+	.dflt = "show",
+	.notes = "where  SCOPE := { account | project | domain }\n"
+		 "       MAX := the most GPUs the label's allocations may hold\n",
+};

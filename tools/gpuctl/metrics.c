@@ -303,16 +303,6 @@ int metrics_write(struct nl_ctx *nl, const char *path, const uint64_t *events_lo
 	return ret;
 }
 
-static void metrics_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl metrics [ FILE ]\n"
-		"       gpuctl metrics help\n"
-		"Prints the Prometheus text format, or replaces FILE with it in one rename\n"
-		"(name it *.prom in the node exporter's textfile directory).\n"
-		"gpuctl monitor --metrics DIR keeps DIR/gpuctl.prom current.\n");
-}
-
 /**
  * cmd_metrics() - gpuctl metrics [ FILE ]
  * @g: the tool's state
@@ -320,14 +310,14 @@ static void metrics_help(FILE *fp)
  *
  * Return: the exit code.
  */
-int cmd_metrics(struct gpuctl *g, struct args *a)
+static int cmd_metrics(struct gpuctl *g, struct args *a)
 {
 	const char *file = args_next(a);
 	struct nl_ctx *nl;
 	int ret;
 
 	if (file && !strcmp(file, "help")) {
-		metrics_help(stdout);
+		object_help(stdout, &metrics_object);
 		return EXIT_OK;
 	}
 	if (!args_done(a, "metrics"))
@@ -341,3 +331,13 @@ int cmd_metrics(struct gpuctl *g, struct args *a)
 		     metrics_print(nl, stdout, NULL);
 	return ret ? EXIT_KERNEL : EXIT_OK;
 }
+
+const struct object metrics_object = {
+	.name = "metrics",
+	.desc = "the module's view in the Prometheus text format",
+	.run = cmd_metrics,
+	.usage = "[ FILE ]",
+	.notes = "Prints the Prometheus text format, or replaces FILE with it in one rename\n"
+		 "(name it *.prom in the node exporter's textfile directory).\n"
+		 "gpuctl monitor --metrics DIR keeps DIR/gpuctl.prom current.\n",
+};

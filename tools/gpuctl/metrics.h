@@ -11,8 +11,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct args;
-struct gpuctl;
 struct nl_ctx;
 
 /* The file gpuctl monitor --metrics DIR keeps current in DIR */
@@ -21,6 +19,5 @@ struct nl_ctx;
 int metrics_print(struct nl_ctx *nl, FILE *fp, const uint64_t *events_lost);
 int metrics_write(struct nl_ctx *nl, const char *path,
 		  const uint64_t *events_lost);
-int cmd_metrics(struct gpuctl *g, struct args *a);
 
 #endif /* _GPUCTL_METRICS_H */

@@ -49,14 +49,6 @@ struct module_id {
 	char srcversion[MODULE_VERSION_BUFSZ];
 };
 
-static void module_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl module show\n"
-		"       gpuctl module reload [ ko FILE ]\n"
-		"       gpuctl module help\n");
-}
-
 /* The first line of @path, without its newline; "" when unreadable */
 static void first_line(const char *path, char *buf, size_t size)
 {
@@ -592,12 +584,14 @@ static int cmd_module_reload(struct gpuctl *g, struct args *a)
 }
 
 static const struct cmd_entry module_cmds[] = {
-	{ "show", cmd_module_show },
-	{ "reload", cmd_module_reload },
+	{ .name = "show", .fn = cmd_module_show },
+	{ .name = "reload", .fn = cmd_module_reload, .usage = "[ ko FILE ]" },
 };
 
-int cmd_module(struct gpuctl *g, struct args *a)
-{
-	return cmd_dispatch(g, a, "module", module_cmds,
-			    ARRAY_SIZE(module_cmds), module_help);
-}
+const struct object module_object = {
+	.name = "module",
+	.desc = "the loaded and the installed module's versions, and reloading it",
+	.cmds = module_cmds,
+	.ncmds = ARRAY_SIZE(module_cmds),
+	.dflt = "show",
+};

@@ -27,15 +27,6 @@
 #include "metrics.h"
 #include "nl.h"
 
-static void monitor_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl monitor [ --metrics DIR ]\n"
-		"       gpuctl monitor help\n"
-		"--metrics DIR also keeps DIR/" METRICS_FILE " current, for the node\n"
-		"exporter's textfile collector.\n");
-}
-
 /* What a notification describes, and so how it is read and printed */
 enum ntf_object {
 	NTF_DEV,	/* dev-*-ntf and vfio-*-ntf */
@@ -276,10 +267,10 @@ out_restore_mask:
  *
  * Return: the exit code.
  */
-int cmd_monitor(struct gpuctl *g, struct args *a)
+static int cmd_monitor(struct gpuctl *g, struct args *a)
 {
 	if (args_is(a, "help")) {
-		monitor_help(stdout);
+		object_help(stdout, &monitor_object);
 		return EXIT_OK;
 	}
 	const char *dir = NULL;
@@ -302,3 +293,12 @@ int cmd_monitor(struct gpuctl *g, struct args *a)
 		return EXIT_OK;
 	return cmd_monitor_run(g, dir);
 }
+
+const struct object monitor_object = {
+	.name = "monitor",
+	.desc = "print the module's events as they happen",
+	.run = cmd_monitor,
+	.usage = "[ --metrics DIR ]",
+	.notes = "--metrics DIR also keeps DIR/" METRICS_FILE " current, for the node\n"
+		 "exporter's textfile collector.\n",
+};

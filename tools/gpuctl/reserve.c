@@ -19,18 +19,6 @@
 #include "gpuctl.h"
 #include "json_print.h"
 
-static void reserve_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl reserve add MATCH [ driver NAME ] [ force ] [ take ]\n"
-		"       gpuctl reserve del { ID | MATCH }\n"
-		"       gpuctl reserve show [ ID ]\n"
-		"       gpuctl reserve help\n"
-		"where  MATCH := { DDDD:BB:DD.F | BB:DD.F | VVVV:DDDD | VVVV:* |\n"
-		"                  VVVV:DDDD:SSSS:SSSS }\n"
-		"       NAME := a VFIO driver (default vfio-pci) or pci-stub\n");
-}
-
 static int rule_strv_add(char ***v, size_t *n, const char *s)
 {
 	char **nv;
@@ -399,7 +387,7 @@ static int cmd_reserve_add(struct gpuctl *g, struct args *a)
 	int ret;
 
 	if (args_is(a, "help")) {
-		reserve_help(stdout);
+		object_help(stdout, &reserve_object);
 		return EXIT_OK;
 	}
 	if (rule_args_parse(a, &r, err, sizeof(err))) {
@@ -438,7 +426,7 @@ static int cmd_reserve_del(struct gpuctl *g, struct args *a)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(arg, "help")) {
-		reserve_help(stdout);
+		object_help(stdout, &reserve_object);
 		return EXIT_OK;
 	}
 	/* a bare number is an id; every match has a colon */
@@ -469,7 +457,7 @@ static int cmd_reserve_show(struct gpuctl *g, struct args *a)
 {
 	static const struct show_by_id show = {
 		.cmd = "reserve show", .id_name = "rule id",
-		.one_name = "rule", .help = reserve_help,
+		.one_name = "rule", .object = &reserve_object,
 		.nl_cmd = GPUCTL_CMD_RULE_GET, .id_attr = GPUCTL_A_RULE_ID,
 	};
 	struct nl_list list;
@@ -484,21 +472,20 @@ static int cmd_reserve_show(struct gpuctl *g, struct args *a)
 	return ret;
 }
 
-/**
- * cmd_reserve() - gpuctl reserve { add | del | show | help }
- * @g: the tool's state
- * @a: the words after "reserve"
- *
- * Return: the exit code.
- */
-int cmd_reserve(struct gpuctl *g, struct args *a)
-{
-	static const struct cmd_entry cmds[] = {
-		{ "show", cmd_reserve_show },
-		{ "add", cmd_reserve_add },
-		{ "del", cmd_reserve_del },
-	};
+static const struct cmd_entry reserve_cmds[] = {
+	{ .name = "add", .fn = cmd_reserve_add,
+	  .usage = "MATCH [ driver NAME ] [ force ] [ take ]" },
+	{ .name = "del", .fn = cmd_reserve_del, .usage = "{ ID | MATCH }" },
+	{ .name = "show", .fn = cmd_reserve_show, .usage = "[ ID ]" },
+};
 
-	return cmd_dispatch(g, a, "reserve", cmds, ARRAY_SIZE(cmds),
-			    reserve_help);
-}
+const struct object reserve_object = {
+	.name = "reserve",
+	.desc = "the rules that keep GPUs on a VFIO driver for VMs",
+	.cmds = reserve_cmds,
+	.ncmds = ARRAY_SIZE(reserve_cmds),
+	.dflt = "show",
+	.notes = "where  MATCH := { DDDD:BB:DD.F | BB:DD.F | VVVV:DDDD | VVVV:* |\n"
+		 "                  VVVV:DDDD:SSSS:SSSS }\n"
+		 "       NAME := a VFIO driver (default vfio-pci) or pci-stub\n",
+};

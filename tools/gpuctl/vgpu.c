@@ -21,23 +21,6 @@
 #include "mdev_sysfs.h"
 #include "vgpu_vf.h"
 
-static void vgpu_help(FILE *fp)
-{
-	fprintf(fp,
-		"Usage: gpuctl vgpu show [ UUID ]\n"
-		"       gpuctl vgpu types [ PARENT ]\n"
-		"       gpuctl vgpu add PARENT type TYPE [ uuid UUID ]\n"
-		"       gpuctl vgpu del UUID\n"
-		"       gpuctl vgpu set VF type { VFTYPE | none }\n"
-		"       gpuctl vgpu help\n"
-		"where  UUID := an mdev instance, xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n"
-		"       PARENT := { DDDD:BB:DD.F | BB:DD.F | NAME }, a device with mdev types\n"
-		"                 or a PF with vendor VFs\n"
-		"       TYPE := a type's id, as vgpu types lists it\n"
-		"       VF := { DDDD:BB:DD.F | BB:DD.F }, a vendor VF (nvidia/current_vgpu_type)\n"
-		"       VFTYPE := a vendor VF type's id or name, as vgpu types lists it\n");
-}
-
 /* Copies a string attribute, validated, into @buf */
 static int vgpu_str(const struct nlattr *attr, char *buf, size_t size)
 {
@@ -187,7 +170,7 @@ static int cmd_vgpu_show(struct gpuctl *g, struct args *a)
 	static const struct show_by_id show = {
 		.cmd = "vgpu show",
 		.one_name = "vGPU",
-		.help = vgpu_help,
+		.object = &vgpu_object,
 		.nl_cmd = GPUCTL_CMD_MDEV_GET,
 		.id_attr = GPUCTL_A_MDEV_UUID,
 		.by_uuid = true,
@@ -221,7 +204,7 @@ static int cmd_vgpu_types(struct gpuctl *g, struct args *a)
 
 	arg = args_next(a);
 	if (arg && !strcmp(arg, "help")) {
-		vgpu_help(stdout);
+		object_help(stdout, &vgpu_object);
 		return EXIT_OK;
 	}
 	if (arg && mdev_parent_name(arg, parent, sizeof(parent))) {
@@ -332,7 +315,7 @@ static int cmd_vgpu_add(struct gpuctl *g, struct args *a)
 	int ret;
 
 	if (args_is(a, "help")) {
-		vgpu_help(stdout);
+		object_help(stdout, &vgpu_object);
 		return EXIT_OK;
 	}
 	ret = vgpu_add_parse(a, &r);
@@ -409,7 +392,7 @@ static int cmd_vgpu_del(struct gpuctl *g, struct args *a)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(arg, "help")) {
-		vgpu_help(stdout);
+		object_help(stdout, &vgpu_object);
 		return EXIT_OK;
 	}
 	if (uuid_parse(arg, uuid, sizeof(uuid))) {
@@ -452,22 +435,26 @@ static int cmd_vgpu_del(struct gpuctl *g, struct args *a)
 	return vgpu_remove(nl, uuid, "vgpu del");
 }
 
-/**
- * cmd_vgpu() - gpuctl vgpu { show | types | add | del | help }
- * @g: the tool's state
- * @a: the words after "vgpu"
- *
- * Return: the exit code.
- */
-int cmd_vgpu(struct gpuctl *g, struct args *a)
-{
-	static const struct cmd_entry cmds[] = {
-		{ "show", cmd_vgpu_show },
-		{ "types", cmd_vgpu_types },
-		{ "add", cmd_vgpu_add },
-		{ "del", cmd_vgpu_del },
-		{ "set", cmd_vgpu_set },
-	};
+static const struct cmd_entry vgpu_cmds[] = {
+	{ .name = "show", .fn = cmd_vgpu_show, .usage = "[ UUID ]" },
+	{ .name = "types", .fn = cmd_vgpu_types, .usage = "[ PARENT ]" },
+	{ .name = "add", .fn = cmd_vgpu_add,
+	  .usage = "PARENT type TYPE [ uuid UUID ]" },
+	{ .name = "del", .fn = cmd_vgpu_del, .usage = "UUID" },
+	{ .name = "set", .fn = cmd_vgpu_set,
+	  .usage = "VF type { VFTYPE | none }" },
+};
 
-	return cmd_dispatch(g, a, "vgpu", cmds, ARRAY_SIZE(cmds), vgpu_help);
-}
+const struct object vgpu_object = {
+	.name = "vgpu",
+	.desc = "mdev vGPUs, their types, and the types of vendor VFs",
+	.cmds = vgpu_cmds,
+	.ncmds = ARRAY_SIZE(vgpu_cmds),
+	.dflt = "show",
+	.notes = "where  UUID := an mdev instance, xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n"
+		 "       PARENT := { DDDD:BB:DD.F | BB:DD.F | NAME }, a device with mdev types\n"
+		 "                 or a PF with vendor VFs\n"
+		 "       TYPE := a type's id, as vgpu types lists it\n"
+		 "       VF := { DDDD:BB:DD.F | BB:DD.F }, a vendor VF (nvidia/current_vgpu_type)\n"
+		 "       VFTYPE := a vendor VF type's id or name, as vgpu types lists it\n",
+};
