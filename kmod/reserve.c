@@ -125,6 +125,11 @@ static bool gpuctl_reserve_not_for(const struct pci_dev *pdev,
 	return gpuctl_rule_driver_vf_only(target) && !pdev->is_virtfn;
 }
 
+/*
+ * A device on another driver is held, unless the worker tried to move it
+ * and a VFIO user or an allocation kept it there: that is blocked, and the
+ * reason says who (Documentation/gpuctl.rst, "The fence").
+ */
 static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
 {
 	if (!dev->rule)
@@ -133,7 +138,7 @@ static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
 		dev->state = GPUCTL_DEV_STATE_BLOCKED;
 	else if (!strcmp(dev->driver, dev->target))
 		dev->state = GPUCTL_DEV_STATE_RESERVED;
-	else if (dev->driver[0])
+	else if (dev->driver[0] && !dev->blocked_in_use)
 		dev->state = GPUCTL_DEV_STATE_HELD;
 	else if (dev->blocked[0])
 		dev->state = GPUCTL_DEV_STATE_BLOCKED;
@@ -233,6 +238,7 @@ static void gpuctl_reserve_assign(struct gpuctl_dev *dev,
 
 	dev->rule = rule;
 	dev->blocked[0] = '\0';
+	dev->blocked_in_use = false;
 	if (rule) {
 		strscpy(dev->target, rule->driver, sizeof(dev->target));
 		dev->claimed = !strcmp(dev->driver, dev->target);
@@ -365,6 +371,36 @@ void gpuctl_reserve_refresh(void)
 		gpuctl_reserve_kick();
 }
 
+/* A VFIO user or an allocation kept it from its rule's driver: try again. */
+static void gpuctl_reserve_retry_in_use(struct gpuctl_dev *dev)
+{
+	if (dev && dev->rule && dev->blocked_in_use) {
+		dev->pending = true;
+		gpuctl_reserve_kick();
+	}
+}
+
+/**
+ * gpuctl_reserve_user_gone() - the last VFIO user of a device closed it
+ * @dev: the device
+ *
+ * A device the worker left blocked because that user had it, or a PF left
+ * blocked because this VF of it was open, is tried again now, rather than
+ * at its next driver change.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_reserve_user_gone(struct gpuctl_dev *dev)
+{
+	struct pci_dev *pf = pci_physfn(dev->pdev);
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	gpuctl_reserve_retry_in_use(dev);
+	if (pf != dev->pdev)
+		gpuctl_reserve_retry_in_use(gpuctl_inventory_find_pdev(pf));
+}
+
 /**
  * gpuctl_reserve_driver_changed() - a reserved device's driver changed
  * @dev: the device; dev->driver is already the new driver
@@ -387,9 +423,14 @@ void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
 	} else if (!strcmp(dev->driver, dev->target)) {
 		dev->claimed = true;
 		dev->blocked[0] = '\0';
+		dev->blocked_in_use = false;
 	} else if (!dev->driver[0] || dev->claimed) {
 		dev->pending = true;
 		gpuctl_reserve_kick_later();
+	} else {
+		/* a new host driver: what kept it on the old one is history */
+		dev->blocked[0] = '\0';
+		dev->blocked_in_use = false;
 	}
 	gpuctl_reserve_update_state(dev);
 }

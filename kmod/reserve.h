@@ -14,6 +14,7 @@ struct gpuctl_rule;
 
 void gpuctl_reserve_refresh(void);
 void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev);
+void gpuctl_reserve_user_gone(struct gpuctl_dev *dev);
 void gpuctl_reserve_claim(struct pci_dev *only);
 void gpuctl_reserve_orphan(struct gpuctl_dev *dev);
 void gpuctl_reserve_forget(struct pci_dev *pdev);

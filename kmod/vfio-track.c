@@ -30,6 +30,7 @@
 #include "alloc.h"
 #include "inventory.h"
 #include "netlink.h"
+#include "reserve.h"
 #include "vfio-track.h"
 
 /* "uid 4294967295 is not the owner's (4294967295)" */
@@ -183,7 +184,8 @@ void gpuctl_vfio_track_open(struct gpuctl_dev *dev)
  * gpuctl_vfio_track_close() - the last VFIO user of a device closed it
  * @dev: the device; its holder is the user that had it open
  *
- * Announces the close with that holder, forgets it, then updates the
+ * Announces the close with that holder, forgets it, has the reservation
+ * worker try again what this user kept it from, then updates the
  * allocation: idle, or ended when it asked for detach-on-stop and none of
  * its devices is open any more. The allocation may be freed on return.
  *
@@ -199,6 +201,7 @@ void gpuctl_vfio_track_close(struct gpuctl_dev *dev)
 				   NULL);
 	memset(&dev->holder, 0, sizeof(dev->holder));
 	gpuctl_inventory_changed();
+	gpuctl_reserve_user_gone(dev);
 
 	if (!alloc)
 		return;

@@ -13,11 +13,14 @@
 #   from every mutation, and changes nothing;
 # - a rule naming a driver gpuctl does not know never makes the kernel run
 #   modprobe for it, while vfio-pci and pci-stub are still loaded on
-#   demand.
+#   demand;
+# - a device blocked because a VFIO user has it says so to root, naming
+#   the VFIO driver, and only "in use" to uid 65534.
 #
 # Devices of the "full" topology (topologies/full): 01:00.0 (bochs),
 # reserved on gpuctl-vfio-pci, allocated and opened by the test, and
-# 02:00.0 (vmware-svga, which no driver keeps) for the driver loading.
+# 02:00.0 (vmware-svga, which no driver keeps) for the driver loading and
+# the blocked device.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
 # optional insmod arguments.
@@ -247,8 +250,64 @@ check_request_module() {
 	expect_pci_driver "$UNBOUND" "" 30
 }
 
+# A rule from the module parameter takes UNBOUND from vfio-pci while a
+# VFIO user has it: no handler refuses it, the worker finds the user and
+# leaves the device blocked. Who holds it is the ledger's business. When
+# the user goes, the worker takes it.
+check_in_use_reason() {
+	local line
+
+	# what the setup left goes, so that the module can go
+	vfio_open_stop
+	nl_allocs_cleanup
+	gpuctl-nl limit-set scope account name acme || return 1
+	nl_rules_cleanup
+	expect_pci_driver "$GPU" bochs-drm 30 || return 1
+	[ -n "$NOBODY_MON" ] && kill "$NOBODY_MON" 2>/dev/null
+	NOBODY_MON=
+	nlmon_stop
+	gpuctl_unload || return 1
+
+	write_to vfio-pci "/sys/bus/pci/devices/$UNBOUND/driver_override" &&
+	write_to "$UNBOUND" /sys/bus/pci/drivers_probe &&
+	expect_pci_driver "$UNBOUND" vfio-pci 0 || return 1
+	vfio_open_start "$UNBOUND" || return 1
+	gpuctl_load "reserve=$UNBOUND@gpuctl-vfio-pci+take" || return 1
+	wait_for 30 nl_dev_has "$UNBOUND" state=blocked || return 1
+	line=$(nl_dev_reason "$UNBOUND")
+	echo "# root: $line"
+	[ "$line" = "open by a VFIO user through vfio-pci" ] || return 1
+	line=$("${NOBODY[@]}" gpuctl-nl dev-get "$UNBOUND") || return 1
+	echo "# uid 65534: $line"
+	case "$line" in
+	*" state=blocked "*"state_reason=in use by a VFIO user or an allocation") ;;
+	*) echo "uid 65534 is not told 'in use'"; return 1 ;;
+	esac
+	"${NOBODY[@]}" gpuctl-nl dev-dump >"$TMP/dump" || return 1
+	grep "^dev address=$UNBOUND " "$TMP/dump" | tee "$TMP/line" | grep -q 'state_reason=in use by a VFIO user or an allocation$' ||
+		{ echo "uid 65534's dump is not told 'in use'"; return 1; }
+	if grep 'state_reason=.*vfio-pci' "$TMP/line"; then
+		echo "uid 65534's dump names the VFIO driver in the reason"
+		return 1
+	fi
+	# shellcheck disable=SC2016 # jq code, not shell
+	"${NOBODY[@]}" gpuctl -j dev show "$UNBOUND" >"$TMP/json" &&
+	json_check '.devices | length == 1 and
+		.[0].state_reason == "in use by a VFIO user or an allocation"' "$TMP/json" ||
+		return 1
+
+	# the user goes: the worker takes the device at once, not at its
+	# next driver change
+	vfio_open_stop
+	expect_pci_driver "$UNBOUND" gpuctl-vfio-pci 30 || return 1
+	wait_for 10 nl_dev_has "$UNBOUND" state=reserved >/dev/null ||
+		nl_dev_has "$UNBOUND" state=reserved || return 1
+	nl_rules_cleanup
+	expect_pci_driver "$UNBOUND" "" 30 && expect_pci_override "$UNBOUND" ""
+}
+
 ktap_header
-ktap_plan 10
+ktap_plan 11
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 nlmon_start || { ktap_info "gpuctl-nl monitor did not start"; exit 1; }
 
@@ -266,5 +325,7 @@ ktap_run_stage "setpriv drops CAP_SYS_ADMIN and keeps CAP_NET_ADMIN" check_caps
 ktap_run_stage "CAP_NET_ADMIN without CAP_SYS_ADMIN: every mutation EPERM" \
 	check_no_sysadmin_mutations
 ktap_run_stage "request_module: only drivers gpuctl knows" check_request_module
+ktap_run_stage "blocked by a VFIO user: its driver told to root only; taken once it goes" \
+	check_in_use_reason
 
 ktap_finished
