@@ -23,6 +23,22 @@ check_kernels() {
 	echo "${k//$'\n'/ }"
 }
 
+# The settings that make a run check less than the whole suite.
+narrowing_vars="GPUCTL_KERNELS GPUCTL_TOPOLOGIES GPUCTL_TESTS GPUCTL_SKIP_TESTS
+GPUCTL_KO GPUCTL_SKIP_LOAD GPUCTL_BOOTS GPUCTL_FUZZ_MESSAGES"
+
+# check_narrowed: "VAR=value ..." of each narrowing setting the environment
+# holds, nothing when it holds none. A run that was narrowed says so at its
+# end, before the totals, so that its "passed" is not read as the suite's.
+check_narrowed() {
+	local v given=()
+
+	for v in $narrowing_vars; do
+		[ -n "${!v+x}" ] && given+=("$v=${!v}")
+	done
+	[ ${#given[@]} -eq 0 ] || echo "${given[*]}"
+}
+
 pass=0 fail=0 skip=0 n=0
 # when the current stage began (date +%s): stage() gives its duration
 start=$(date +%s)

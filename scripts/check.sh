@@ -65,6 +65,14 @@ step "tool builds with -Werror" "$out/tools.log" \
 	make -s -B -C tools/gpuctl GPUCTL_WERROR=y
 step "selftests build with -Werror" "$out/selftests.log" make -s selftests
 
+# The harness itself: no program lost, no narrowing unsaid, no failure
+# turned into a skip, its libraries linted (scripts/check-harness.sh).
+start=$(date +%s)
+scripts/check-harness.sh >"$out/harness.log" 2>&1
+rc=$?
+sed 's/^/    /' "$out/harness.log" | grep -E '^ +(not )?ok |^ +1\.\.'
+stage "the harness loses no program and hides no narrowing" "$out/harness.log" "$rc" 8
+
 # The tool's parser table runs on the host, without a kernel. It prints its
 # plan last; it had 698 cases when this floor was set.
 start=$(date +%s)
@@ -97,6 +105,7 @@ stage "tool hwdb reader reads as libudev does" "$out/hwdb.log" "$rc" 3
 # What the guests run: the programs asked for, the module, or none.
 guest_env=()
 [ -n "${GPUCTL_TESTS:-}" ] && guest_env+=("GPUCTL_TESTS=$GPUCTL_TESTS")
+[ -n "${GPUCTL_SKIP_TESTS:-}" ] && guest_env+=("GPUCTL_SKIP_TESTS=$GPUCTL_SKIP_TESTS")
 [ "${GPUCTL_SKIP_LOAD:-0}" = 1 ] && guest_env+=(GPUCTL_SKIP_LOAD=1)
 
 step "make install DESTDIR: module, tool, man page, completion, unit, initramfs hook" \
@@ -132,8 +141,16 @@ report_suites() {
 		start=$(($(date +%s) - $(cat "$out/$k-$t.secs" 2>/dev/null || echo 0)))
 		stage "$k $t: guest suite, kernel log clean (console log $out/$k-$t.console)" \
 			"$log" "$rc" "$(selftests/run_tests.sh --minimum "$t")" "$out/$k-$t.err"
+		programs_ran+=("$k $t: $(programs_reported "$log") of $(selftests/run_tests.sh --programs "$t")")
 	done
 }
+
+# programs_reported LOG: how many programs a guest suite reported, ok or
+# not: its top-level results whose name is one word (the steps have more).
+programs_reported() {
+	grep -cE '^(not )?ok [0-9]+ [^ ]+( #.*)?$' "$1"
+}
+programs_ran=()
 
 # GPUCTL_JOBS kernels' guest suites at a time (default 1: each kernel's
 # results as soon as its guests are done; more are reported in order when
@@ -199,5 +216,11 @@ done
 
 failures_print
 echo "1..$n"
+# per kernel and topology, the programs reported of those the tree has
+for line in "${programs_ran[@]}"; do
+	echo "# programs run, $line"
+done
+narrowed=$(check_narrowed)
+[ -z "$narrowed" ] || echo "# narrowed, not the whole suite: $narrowed"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -71,9 +71,19 @@ print_file() {
 	done
 }
 
+# ktap_stage_skip "reason": the stage that calls it, and then returns 0, is
+# reported as skipped. The only way to skip: an exit status is never read
+# as a skip, since a tool's own code (gpuctl doctor exits 4 on a failed
+# check, KSFT_SKIP's number) could turn a failure into one.
+KTAP_STAGE_SKIP=
+ktap_stage_skip() {
+	KTAP_STAGE_SKIP=${1:-skipped}
+}
+
 # ktap_run_stage "desc" CMD [ARGS...]: runs CMD with its output turned into
 # diagnostics and reports it as one test, after a line with the seconds it
-# took; exit status 4 (KSFT_SKIP) is a skip. Returns CMD's status.
+# took: ok when CMD returns 0, skipped when it also called ktap_stage_skip,
+# else failed. Returns CMD's status.
 ktap_run_stage() {
 	local desc=$1 rc=0 t0=$SECONDS
 	# Through a file, not a pipe: a background job the stage leaves running
@@ -82,14 +92,18 @@ ktap_run_stage() {
 	# that such a job's later output does not land in another stage's.
 	local log=$TMP/.stage.$KTAP_TESTNUM.$BASHPID.${#FUNCNAME[@]}
 	shift
+	KTAP_STAGE_SKIP=
 	"$@" >"$log" 2>&1 || rc=$?
 	print_file "# " "$log"
 	echo "# $((SECONDS - t0)) s"
-	case $rc in
-	0) ktap_ok "$desc" ;;
-	4) ktap_skip "$desc" ;;
-	*) ktap_fail "$desc" ;;
-	esac
+	if [ "$rc" != 0 ]; then
+		ktap_fail "$desc"
+	elif [ -n "$KTAP_STAGE_SKIP" ]; then
+		ktap_skip "$desc" "$KTAP_STAGE_SKIP"
+	else
+		ktap_ok "$desc"
+	fi
+	KTAP_STAGE_SKIP=
 	return $rc
 }
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest-side driver: runs every selftest meant for TOPOLOGY and prints KTAP.
-# Usage: selftests/run_tests.sh [--no-load | --minimum] TOPOLOGY
+# Usage: selftests/run_tests.sh [--no-load | --minimum | --programs] TOPOLOGY
+#        selftests/run_tests.sh --audit
 # GPUCTL_TESTS="inventory test_tool.sh ..." runs only the programs named;
 # GPUCTL_SKIP_TESTS="fuzz" runs all but those (make check-debug runs the
 # fuzzer in a guest of its own).
@@ -17,7 +18,10 @@
 # pointing nowhere: every program must then fail, which shows the tests
 # cannot pass without gpuctl. --minimum runs nothing and prints the least
 # number of results a run on TOPOLOGY must report (make check counts what
-# a guest that died did not report as failed).
+# a guest that died did not report as failed); --programs prints how many
+# programs run on TOPOLOGY. --audit (on the host, no topology) checks that
+# every program of the tree runs on a topology of make check or is listed
+# in "elsewhere" below with the reason, and prints KTAP.
 #
 # Output: one top-level line per step or program ("ok N name",
 # "not ok N name # why"); each program's own TAP is nested under it,
@@ -32,10 +36,12 @@ set -u
 
 dir=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$dir/.." && pwd)
-minimum_only=0
+minimum_only=0 programs_only=0 audit=0
 case ${1:-} in
 --no-load) export GPUCTL_SKIP_LOAD=1; shift ;;
 --minimum) minimum_only=1; shift ;;
+--programs) programs_only=1; shift ;;
+--audit) audit=1; shift ;;
 esac
 topo=${1:-${GPUCTL_TOPOLOGY:-}}
 bin=$dir/bin
@@ -47,8 +53,8 @@ ko=${GPUCTL_KO:-$top/build/$(uname -r)/gpuctl.ko}
 export GPUCTL_KO=$ko
 export PATH=$bin:$top/tools/gpuctl:$PATH
 
-if [ -z "$topo" ]; then
-	echo "usage: $0 [--no-load | --minimum] TOPOLOGY" >&2
+if [ -z "$topo" ] && [ "$audit" = 0 ]; then
+	echo "usage: $0 [--no-load | --minimum | --programs] TOPOLOGY | --audit" >&2
 	exit 1
 fi
 
@@ -143,6 +149,24 @@ test_vgpu_vm.sh		4
 test_ynl.sh		18
 test_ynl_alloc.sh	8
 "
+# The topologies make check boots (scripts/check.sh), and every topology
+# a program may name.
+check_topologies="full noiommu"
+known_topologies="full noiommu packages debug-full"
+
+# Programs that no topology of make check runs, and where they run
+# instead. --audit fails on a program that runs nowhere and is not here,
+# and on one listed here that make check runs after all.
+elsewhere="
+stress_rmmod	make check-debug: its races need lockdep and KASAN to be seen
+stress_open	make check-debug: its races need lockdep and KASAN to be seen
+stress_rule	make check-debug: its races need lockdep and KASAN to be seen
+stress_dump	make check-debug: its races need lockdep and KASAN to be seen
+stress_sriov	make check-debug: its races need lockdep and KASAN to be seen
+stress_mdev	make check-debug: its races need lockdep and KASAN to be seen
+test_packages.sh	make check-packages: DKMS builds take longer than make check has
+"
+
 # Shell tests that change the topology for the rest of the boot go last:
 # test_golden.sh removes and rescans the HDA 07:00.1, which comes back in
 # an IOMMU group of its own, no longer its GPU's companion;
@@ -376,7 +400,78 @@ plan_runs() {
 	done
 }
 
+# --audit: one case per program of the tree (the C programs selftests/
+# Makefile builds, every test_*.sh), and one for the lists themselves.
+audit_result() {	# ok|fail NAME [WHY]
+	n=$((n + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $n $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n $2 # $3"
+	fi
+}
+
+audit_topologies() {	# NAME "a,b": why the list is wrong, or nothing
+	local t in_check=0 out=0
+	[ -n "$2" ] || { echo "no topology"; return; }
+	for t in ${2//,/ }; do
+		listed "$known_topologies" "$t" || { echo "unknown topology '$t'"; return; }
+		listed "$check_topologies" "$t" && in_check=1
+	done
+	awk -v n="$1" '$1 == n { f = 1 } END { exit !f }' <<<"$elsewhere" && out=1
+	if [ "$in_check" = 0 ] && [ "$out" = 0 ]; then
+		echo "runs on no topology of make check ($2), and is not in 'elsewhere'"
+	elif [ "$in_check" = 1 ] && [ "$out" = 1 ]; then
+		echo "make check runs it ($2), yet 'elsewhere' lists it"
+	fi
+}
+
+run_audit() {
+	local name topos f why progs
+
+	progs=$(make -s -C "$dir" list-programs) || { echo "Bail out! make list-programs"; exit 1; }
+	echo "TAP version 13"
+	local shells=("$dir"/test_*.sh)
+	echo "1..$(($(wc -w <<<"$progs") + ${#shells[@]} + 1))"
+	for name in $progs; do
+		topos=$(awk -v n="$name" '$1 == n { print $2 }' <<<"$c_programs")
+		why=$(audit_topologies "$name" "$topos")
+		[ -n "$topos" ] || why="built by selftests/Makefile, not in c_programs"
+		audit_result "${why:+fail}${why:-ok}" "$name runs${topos:+ on $topos}" "$why"
+	done
+	for f in "$dir"/test_*.sh; do
+		name=${f##*/}
+		topos=$(shell_topologies "$f")
+		why=$(audit_topologies "$name" "$topos")
+		[ -n "$topos" ] || why="no '# topology:' line"
+		[ -n "$why" ] || [ -n "$(minimum_of "$name")" ] || why="no minimum in run_tests.sh"
+		audit_result "${why:+fail}${why:-ok}" "$name runs${topos:+ on $topos}" "$why"
+	done
+	# a listed name that is no program: a rename left it behind
+	why=
+	while read -r name _; do
+		[ -n "$name" ] || continue
+		case $name in
+		test_*.sh) [ -f "$dir/$name" ] || why+="$name " ;;
+		*) listed "$progs" "$name" || why+="$name " ;;
+		esac
+	done < <(printf '%s\n' "$c_programs" "$shell_minimum" "$elsewhere")
+	audit_result "${why:+fail}${why:-ok}" "every program the lists name exists" \
+		"${why:+no such program: $why}"
+	[ "$failed" -eq 0 ]
+}
+
+if [ "$audit" = 1 ]; then
+	run_audit
+	exit
+fi
+
 plan_runs >"$tmp/runs"
+if [ "$programs_only" = 1 ]; then
+	grep -c . "$tmp/runs"
+	exit 0
+fi
 if [ "$minimum_only" = 1 ]; then
 	# the two steps, and each program's minimum (1 for one that fails)
 	awk '{ n += $1 == "bad" ? 1 : $3 } END { print n + 2 }' "$tmp/runs"
