@@ -69,18 +69,18 @@ int gpuctl_alloc_unfit(const struct gpuctl_dev *dev, char *why, size_t len)
 			 dev->alloc->info.id);
 		return -EBUSY;
 	}
-	if (!dev->rule) {
+	if (!dev->res.rule) {
 		snprintf(why, len, "%s is not reserved", name);
 		return -EBUSY;
 	}
-	switch (dev->state) {
+	switch (dev->res.state) {
 	case GPUCTL_DEV_STATE_RESERVED:
 		break;
 	case GPUCTL_DEV_STATE_HELD:
 		snprintf(why, len, "%s is held by %s", name, dev->driver);
 		return -EBUSY;
 	default:
-		snprintf(why, len, "%s is blocked: %s", name, dev->blocked);
+		snprintf(why, len, "%s is blocked: %s", name, dev->res.blocked);
 		return -EBUSY;
 	}
 	if (gpuctl_sriov_changing(dev->pdev)) {
@@ -168,8 +168,8 @@ static void gpuctl_alloc_place_pass(struct gpuctl_alloc_req *req,
 			continue;
 		if (gpuctl_alloc_unfit(dev, why, sizeof(why))) {
 			/* Only a group that spoils a reserved GPU is news. */
-			if (!excluded[0] && dev->rule && !dev->alloc &&
-			    dev->state == GPUCTL_DEV_STATE_RESERVED)
+			if (!excluded[0] && dev->res.rule && !dev->alloc &&
+			    dev->res.state == GPUCTL_DEV_STATE_RESERVED)
 				strscpy(excluded, why, len);
 			continue;
 		}
@@ -251,7 +251,7 @@ static void gpuctl_alloc_companions(struct gpuctl_dev *gpu,
 		return;
 
 	list_for_each_entry(m, &gpu->group->members, group_node) {
-		if (m->role != GPUCTL_DEV_ROLE_COMPANION || !m->rule ||
+		if (m->role != GPUCTL_DEV_ROLE_COMPANION || !m->res.rule ||
 		    m->alloc || m->pdev->bus != pdev->bus ||
 		    PCI_SLOT(m->pdev->devfn) != PCI_SLOT(pdev->devfn))
 			continue;

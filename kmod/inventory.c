@@ -20,6 +20,24 @@
  * Lifetimes: a tracked device holds a pci_dev reference and its group an
  * iommu_group reference, both dropped when the device or group leaves the
  * table.
+ *
+ * Hooks: what the table tells the rest of the module, by event (every
+ * change is also announced, gpuctl_netlink_notify_dev()):
+ *
+ * - a device was added (ADD_DEVICE, a scan): gpuctl_reserve_refresh();
+ *   then, for ADD_DEVICE, unlocked, gpuctl_reserve_claim() of the device
+ * - the load-time scan is done: gpuctl_reserve_claim() of every device
+ * - a device's driver changed ((UN)BOUND_DRIVER, DRIVER_NOT_BOUND):
+ *   gpuctl_reserve_driver_changed(), gpuctl_vfio_watch_driver_changed()
+ * - a device leaves the table but stays on the bus (its group lost its last
+ *   unit, or a rule that named it went): gpuctl_reserve_dev_untracked()
+ * - a device was deleted from the bus (DEL_DEVICE):
+ *   gpuctl_reserve_dev_deleted(), then gpuctl_reserve_refresh()
+ * - an entry is destroyed, for whatever reason: gpuctl_alloc_dev_gone()
+ *
+ * The hooks of one subsystem only are named after the event;
+ * gpuctl_reserve_refresh() and gpuctl_reserve_claim() are named after what
+ * they do, since rule changes (netlink-rule.c) and the worker call them too.
  */
 
 #include <linux/device.h>
@@ -45,21 +63,6 @@ static DEFINE_XARRAY(gpuctl_devs);
 
 /* Bumped on every change that a dump could see; never 0 (netlink's "unset"). */
 static unsigned int gpuctl_generation = 1;
-
-/**
- * gpuctl_inventory_key() - the table index of a PCI address
- * @domain: PCI domain
- * @bus: bus number
- * @devfn: device and function
- *
- * Context: any.
- * Return: a key that sorts like the address.
- */
-unsigned long gpuctl_inventory_key(int domain, unsigned int bus,
-				   unsigned int devfn)
-{
-	return (unsigned long)domain << 16 | bus << 8 | devfn;
-}
 
 static unsigned long gpuctl_pdev_key(const struct pci_dev *pdev)
 {
@@ -133,21 +136,6 @@ struct gpuctl_dev *gpuctl_inventory_next(unsigned long *key)
 }
 
 /**
- * gpuctl_inventory_is_gpu() - whether a PCI function is a GPU
- * @pdev: the function
- *
- * Context: any.
- * Return: true for display controllers and processing accelerators.
- */
-bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev)
-{
-	unsigned int base = pdev->class >> 16;
-
-	return base == PCI_BASE_CLASS_DISPLAY ||
-	       base == PCI_BASE_CLASS_ACCELERATOR;
-}
-
-/**
  * gpuctl_inventory_is_unit() - whether a function is handed to VMs whole
  * @pdev: the function
  *
@@ -206,7 +194,8 @@ static struct gpuctl_dev *gpuctl_dev_create(struct pci_dev *pdev,
 	}
 
 	dev->pdev = pci_dev_get(pdev);
-	dev->state = GPUCTL_DEV_STATE_FREE;
+	/* Free until gpuctl_reserve_refresh() finds a rule for it. */
+	dev->res.state = GPUCTL_DEV_STATE_FREE;
 	gpuctl_dev_set_driver(dev, READ_ONCE(pdev->dev.driver));
 	if (group)
 		gpuctl_group_add_member(group, dev);
@@ -331,7 +320,7 @@ static void gpuctl_inventory_add(struct pci_dev *pdev)
 static void gpuctl_dev_untrack(struct gpuctl_dev *dev)
 {
 	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_DEL_NTF, 0);
-	gpuctl_reserve_orphan(dev);
+	gpuctl_reserve_dev_untracked(dev);
 	gpuctl_dev_destroy(dev);
 }
 
@@ -424,7 +413,7 @@ static void gpuctl_inventory_set_driver(struct pci_dev *pdev,
 	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
 	gpuctl_inventory_changed();
 	/* A VM's device that left its VFIO driver is closed by now. */
-	gpuctl_vfio_watch_dev(dev);
+	gpuctl_vfio_watch_driver_changed(dev);
 }
 
 /* A VF came or went: its PF's VF count changed. */
@@ -546,7 +535,7 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 	case BUS_NOTIFY_DEL_DEVICE:
 		mutex_lock(&gpuctl_lock);
 		gpuctl_scan_forget(pdev);
-		gpuctl_reserve_forget(pdev);
+		gpuctl_reserve_dev_deleted(pdev);
 		gpuctl_inventory_del(pdev);
 		gpuctl_inventory_vf_changed(pdev);
 		/* A foreign member may have lost the GPU that reserved it. */

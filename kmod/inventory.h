@@ -12,15 +12,11 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 
+#include "pci-func.h"
+#include "reserve.h"
+
 struct gpuctl_alloc;
 struct gpuctl_group;
-struct gpuctl_rule;
-
-/* Long enough for every in-tree PCI driver name. */
-#define GPUCTL_DRIVER_NAME_LEN 32
-
-/* Why a reserved device is blocked, e.g. "vfio-pci did not bind". */
-#define GPUCTL_BLOCKED_LEN 80
 
 /**
  * struct gpuctl_holder - the VFIO user that has a device open
@@ -60,23 +56,7 @@ struct gpuctl_holder {
  * @role: enum gpuctl_dev_role; 0 until the device was announced
  * @dma_managed: the bound driver manages DMA itself (vfio-pci, pci-stub)
  * @driver: name of the bound driver, "" when unbound
- * @rule: the rule that reserves the device, NULL when it is free
- * @target: the driver gpuctl keeps it on; kept after @rule went until the
- *	device is released, "" when there is nothing to keep or release
- * @blocked: why gpuctl could not bind it to @target, "" when it could
- * @blocked_in_use: @blocked names a VFIO user or an allocation, which only
- *	CAP_SYS_ADMIN is told
- * @state: enum gpuctl_dev_state
- * @claimed: it was on @target since @rule came, so gpuctl puts it back
- *	whenever it leaves (sticky); a device a host driver held when the rule
- *	came is only taken with @take
- * @take: take it from a host driver
- * @pending: the enforcement worker has to look at it
- * @enforcing: the worker took it for a pass and has not recorded the
- *	outcome yet (gpuctl_reserve_pending())
- * @needs_override: gives it its driver_override right away, before a
- *	driver can bind (gpuctl_reserve_claim())
- * @claim_told: "claimed" was announced for @rule's first override
+ * @res: its reservation, reserve.c's
  * @alloc: the allocation it belongs to, NULL when unallocated
  * @holder: the VFIO user that has it open, if any
  *
@@ -93,17 +73,7 @@ struct gpuctl_dev {
 	bool dma_managed;
 	char driver[GPUCTL_DRIVER_NAME_LEN];
 
-	struct gpuctl_rule *rule;
-	char target[GPUCTL_DRIVER_NAME_LEN];
-	char blocked[GPUCTL_BLOCKED_LEN];
-	bool blocked_in_use;
-	u32 state;
-	bool claimed;
-	bool take;
-	bool pending;
-	bool enforcing;
-	bool needs_override;
-	bool claim_told;
+	struct gpuctl_reservation res;
 
 	struct gpuctl_alloc *alloc;
 	struct gpuctl_holder holder;
@@ -111,14 +81,11 @@ struct gpuctl_dev {
 
 extern struct mutex gpuctl_lock;
 
-unsigned long gpuctl_inventory_key(int domain, unsigned int bus,
-				   unsigned int devfn);
 unsigned int gpuctl_inventory_generation(void);
 void gpuctl_inventory_changed(void);
 struct gpuctl_dev *gpuctl_inventory_find(unsigned long key);
 struct gpuctl_dev *gpuctl_inventory_find_pdev(const struct pci_dev *pdev);
 struct gpuctl_dev *gpuctl_inventory_next(unsigned long *key);
-bool gpuctl_inventory_is_gpu(const struct pci_dev *pdev);
 bool gpuctl_inventory_is_unit(const struct pci_dev *pdev);
 void gpuctl_inventory_prune(void);
 void gpuctl_inventory_rescan(void);

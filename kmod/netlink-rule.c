@@ -34,7 +34,7 @@ static bool gpuctl_nl_rule_warning(const struct gpuctl_rule *rule,
 {
 	const struct gpuctl_dev *offender;
 
-	switch (dev->state) {
+	switch (dev->res.state) {
 	case GPUCTL_DEV_STATE_HELD:
 		/* A rule with take is announced before the worker took it. */
 		snprintf(buf, GPUCTL_WARNING_LEN, "%s is held by %s%s",
@@ -44,14 +44,14 @@ static bool gpuctl_nl_rule_warning(const struct gpuctl_rule *rule,
 		return true;
 	case GPUCTL_DEV_STATE_BLOCKED:
 		snprintf(buf, GPUCTL_WARNING_LEN, "%s is blocked: %s",
-			 pci_name(dev->pdev), dev->blocked);
+			 pci_name(dev->pdev), dev->res.blocked);
 		return true;
 	}
 
 	if (dev->role != GPUCTL_DEV_ROLE_GPU || !dev->group)
 		return false;
 	offender = gpuctl_group_offender(dev->group);
-	if (!offender || offender->rule)
+	if (!offender || offender->res.rule)
 		return false;
 
 	snprintf(buf, GPUCTL_WARNING_LEN,
@@ -87,12 +87,12 @@ int gpuctl_nl_rule_fill(struct sk_buff *msg, const struct gpuctl_rule *rule)
 		return -EMSGSIZE;
 
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
-		if (dev->rule == rule &&
+		if (dev->res.rule == rule &&
 		    nla_put_string(msg, GPUCTL_A_RULE_DEVICE, pci_name(dev->pdev)))
 			return -EMSGSIZE;
 	}
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
-		if (dev->rule == rule &&
+		if (dev->res.rule == rule &&
 		    gpuctl_nl_rule_warning(rule, dev, warning) &&
 		    nla_put_string(msg, GPUCTL_A_RULE_WARNING, warning))
 			return -EMSGSIZE;
@@ -196,7 +196,7 @@ static struct gpuctl_dev *gpuctl_nl_rule_busy(const struct gpuctl_rule *tmpl)
 	unsigned long key;
 
 	for (key = 0; (gpu = gpuctl_inventory_next(&key)); key++) {
-		if (gpu->rule || !gpuctl_rule_selects(tmpl, gpu->pdev))
+		if (gpu->res.rule || !gpuctl_rule_selects(tmpl, gpu->pdev))
 			continue;
 		if (!gpu->group) {
 			if (gpuctl_reserve_vfio_busy(gpu))
@@ -388,7 +388,7 @@ int gpuctl_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 	unsigned long key;
 
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
-		if (dev->rule != rule)
+		if (dev->res.rule != rule)
 			continue;
 		if (dev->alloc) {
 			GPUCTL_SET_ERR_MSG_FMT(info->extack, NULL,

@@ -21,6 +21,7 @@
 #include "netlink-gen.h"
 #include "reserve.h"
 #include "rule.h"
+#include "sriov.h"
 #include "vfio-track.h"
 
 /* "device 0000:01:00.0 is bound to snd_hda_intel" */
@@ -85,15 +86,15 @@ static int gpuctl_nl_dev_fill_reason(struct sk_buff *msg,
 {
 	char reason[GPUCTL_DRIVER_NAME_LEN + 16];
 
-	switch (dev->state) {
+	switch (dev->res.state) {
 	case GPUCTL_DEV_STATE_HELD:
 		snprintf(reason, sizeof(reason), "bound to %s", dev->driver);
 		return nla_put_string(msg, GPUCTL_A_DEV_STATE_REASON, reason);
 	case GPUCTL_DEV_STATE_BLOCKED:
 		return nla_put_string(msg, GPUCTL_A_DEV_STATE_REASON,
-				      dev->blocked_in_use && !admin ?
+				      dev->res.blocked_in_use && !admin ?
 				      "in use by a VFIO user or an allocation" :
-				      dev->blocked);
+				      dev->res.blocked);
 	default:
 		return 0;
 	}
@@ -145,11 +146,12 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev,
 		return -EMSGSIZE;
 
 	if (nla_put_u32(msg, GPUCTL_A_DEV_ROLE, dev->role) ||
-	    nla_put_u8(msg, GPUCTL_A_DEV_RESERVED, !!dev->rule) ||
-	    nla_put_u32(msg, GPUCTL_A_DEV_STATE, dev->state))
+	    nla_put_u8(msg, GPUCTL_A_DEV_RESERVED, !!dev->res.rule) ||
+	    nla_put_u32(msg, GPUCTL_A_DEV_STATE, dev->res.state))
 		return -EMSGSIZE;
 
-	if (dev->rule && nla_put_u32(msg, GPUCTL_A_DEV_RULE, dev->rule->id))
+	if (dev->res.rule &&
+	    nla_put_u32(msg, GPUCTL_A_DEV_RULE, dev->res.rule->id))
 		return -EMSGSIZE;
 	if (gpuctl_nl_dev_fill_reason(msg, dev, admin))
 		return -EMSGSIZE;
@@ -455,6 +457,202 @@ int gpuctl_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return gpuctl_nl_reply_send(info, msg, hdr,
 				    gpuctl_nl_dev_fill_reply(msg, dev,
 							     gpuctl_nl_admin(skb)));
+}
+
+/*
+ * The VFs' own bus events come before the PF's count is updated
+ * (sriov_enable() sets it after adding them), so the PF is announced
+ * again once the change is done.
+ */
+static void gpuctl_nl_sriov_changed(struct pci_dev *pf)
+{
+	struct gpuctl_dev *dev = gpuctl_inventory_find_pdev(pf);
+
+	if (!dev)
+		return;
+	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
+	gpuctl_inventory_changed();
+}
+
+/*
+ * The switch a VFIO driver that enables VFs only when told to wants, as
+ * its sriov_configure() returns -ENOENT without it (vfio_pci.c,
+ * vfio_pci_sriov_configure(), 6.1 and 6.12; vfio-driver.c).
+ */
+static const char *gpuctl_nl_sriov_opt_in(const char *driver)
+{
+	if (!strcmp(driver, "vfio-pci"))
+		return "vfio_pci.enable_sriov=1";
+	if (!strcmp(driver, GPUCTL_VFIO_DRIVER_NAME))
+		return "gpuctl.enable_sriov=1";
+	return NULL;
+}
+
+static void gpuctl_nl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
+				 u16 want,
+				 const struct gpuctl_sriov_result *res)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
+	const char *name = pci_name(pf);
+	char why[GPUCTL_SRIOV_WHY_LEN];
+	const char *opt_in;
+
+	switch (res->outcome) {
+	case GPUCTL_SRIOV_DONE:
+		break;
+	case GPUCTL_SRIOV_PF_GONE:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s was removed", name);
+		break;
+	case GPUCTL_SRIOV_PF_LOCKED:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s is busy: its driver is being changed",
+				       name);
+		break;
+	case GPUCTL_SRIOV_VF_LOCKED:
+	case GPUCTL_SRIOV_VF_OPEN:
+		gpuctl_sriov_result_why(pf, res, why, sizeof(why));
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr, "%s", why);
+		break;
+	case GPUCTL_SRIOV_NO_DRIVER:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s has no driver to enable its VFs",
+				       name);
+		break;
+	case GPUCTL_SRIOV_NO_CONFIGURE:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "driver %s of %s cannot set its VFs",
+				       res->driver, name);
+		break;
+	case GPUCTL_SRIOV_HAS_VFS:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s has %u VFs: set 0 before %u", name,
+				       res->had, want);
+		break;
+	case GPUCTL_SRIOV_REFUSED:
+		opt_in = gpuctl_nl_sriov_opt_in(res->driver);
+		if (res->enabled == -ENOENT && opt_in) {
+			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+					       "%.16s needs %s to enable VFs on %s",
+					       res->driver, opt_in, name);
+			break;
+		}
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s refused %u VFs on %s: error %d",
+				       res->driver, want, name, res->enabled);
+		break;
+	case GPUCTL_SRIOV_SHORT:
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s enabled %d of %u VFs on %s: disabled",
+				       res->driver, res->enabled, want, name);
+		break;
+	}
+}
+
+/*
+ * The checks before the change: a PF, and a count it supports. Then
+ * (gpuctl_nl_sriov_busy()) allocations and opens, which count only on VFs
+ * gpuctl tracks: an untracked VF in use makes disabling wait for its user,
+ * as a write to sriov_numvfs would.
+ */
+static int gpuctl_nl_sriov_check(struct genl_info *info, struct pci_dev *pf,
+				 u16 want)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
+	const char *name = pci_name(pf);
+	int total;
+
+	if (!pf->is_physfn) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s is not an SR-IOV PF", name);
+		return -EOPNOTSUPP;
+	}
+	total = pci_sriov_get_totalvfs(pf);
+	if (want > total) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s supports %d VFs, not %u", name,
+				       total, want);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* Whether anything gpuctl sees stands in the way of a change. */
+static int gpuctl_nl_sriov_busy(struct genl_info *info, struct pci_dev *pf)
+{
+	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
+	const char *name = pci_name(pf);
+	const struct gpuctl_dev *vf;
+
+	if (gpuctl_sriov_changing(pf)) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "%s is changing its VFs already", name);
+		return -EBUSY;
+	}
+	vf = gpuctl_sriov_busy_vf(pf);
+	if (vf && vf->alloc) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "VF %s of %s is allocated to %u",
+				       pci_name(vf->pdev), name,
+				       vf->alloc->info.id);
+		return -EBUSY;
+	}
+	if (vf) {
+		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
+				       "VF %s of %s is open", pci_name(vf->pdev),
+				       name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/**
+ * gpuctl_nl_dev_set_doit() - set a tracked PF's number of VFs
+ * @skb: the request
+ * @info: the request; user_ptr[0] holds the device pre_doit found
+ *
+ * Context: gpuctl_lock held by pre_doit; dropped while the PF's driver
+ * changes its VFs, and taken again.
+ * Return: 0 or a negative errno.
+ */
+int gpuctl_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct gpuctl_dev *dev = info->user_ptr[0];
+	struct gpuctl_sriov_result res = {};
+	struct gpuctl_sriov_change change;
+	u16 want;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_DEV_SRIOV_NUMVFS))
+		return -EINVAL;
+	want = nla_get_u16(info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS]);
+
+	ret = gpuctl_nl_sriov_check(info, dev->pdev, want);
+	if (ret)
+		return ret;
+	/*
+	 * The count it has already: nothing to change, nothing to refuse
+	 * (gpuctl apply's second run). A sysfs write racing this unlocked
+	 * read is ordered after it.
+	 */
+	if (want == pci_num_vf(dev->pdev))
+		return 0;
+	ret = gpuctl_nl_sriov_busy(info, dev->pdev);
+	if (ret)
+		return ret;
+
+	/* @dev may go while the lock is dropped; the PF may not. */
+	gpuctl_sriov_change_begin(&change, dev->pdev);
+	mutex_unlock(&gpuctl_lock);
+
+	ret = gpuctl_sriov_configure(change.pf, want, &res);
+
+	mutex_lock(&gpuctl_lock);
+	gpuctl_nl_sriov_tell(info, change.pf, want, &res);
+	if (!ret && want != res.had)
+		gpuctl_nl_sriov_changed(change.pf);
+	gpuctl_sriov_change_end(&change);
+	return ret;
 }
 
 /**

@@ -11,7 +11,7 @@
  * a reserved GPU follow it, and the foreign members of its IOMMU group do
  * when the rule has "force". Bridges never do.
  *
- * Locking: every reservation field of struct gpuctl_dev is under
+ * Locking: struct gpuctl_reservation, each device's res, is under
  * gpuctl_lock. The driver core calls made here (the override setters and
  * readers, device_attach(), device_release_driver()) take device locks and
  * fire bus events whose notifier takes gpuctl_lock, so they run with no
@@ -132,18 +132,18 @@ static bool gpuctl_reserve_not_for(const struct pci_dev *pdev,
  */
 static void gpuctl_reserve_update_state(struct gpuctl_dev *dev)
 {
-	if (!dev->rule)
-		dev->state = GPUCTL_DEV_STATE_FREE;
-	else if (gpuctl_reserve_not_for(dev->pdev, dev->target))
-		dev->state = GPUCTL_DEV_STATE_BLOCKED;
-	else if (!strcmp(dev->driver, dev->target))
-		dev->state = GPUCTL_DEV_STATE_RESERVED;
-	else if (dev->driver[0] && !dev->blocked_in_use)
-		dev->state = GPUCTL_DEV_STATE_HELD;
-	else if (dev->blocked[0])
-		dev->state = GPUCTL_DEV_STATE_BLOCKED;
+	if (!dev->res.rule)
+		dev->res.state = GPUCTL_DEV_STATE_FREE;
+	else if (gpuctl_reserve_not_for(dev->pdev, dev->res.target))
+		dev->res.state = GPUCTL_DEV_STATE_BLOCKED;
+	else if (!strcmp(dev->driver, dev->res.target))
+		dev->res.state = GPUCTL_DEV_STATE_RESERVED;
+	else if (dev->driver[0] && !dev->res.blocked_in_use)
+		dev->res.state = GPUCTL_DEV_STATE_HELD;
+	else if (dev->res.blocked[0])
+		dev->res.state = GPUCTL_DEV_STATE_BLOCKED;
 	else
-		dev->state = GPUCTL_DEV_STATE_RESERVED;
+		dev->res.state = GPUCTL_DEV_STATE_RESERVED;
 }
 
 /**
@@ -181,8 +181,8 @@ static void gpuctl_reserve_kick_later(void)
 bool gpuctl_reserve_pending(const struct gpuctl_dev *dev)
 {
 	lockdep_assert_held(&gpuctl_lock);
-	return (dev->pending && (dev->rule || dev->target[0])) ||
-	       dev->needs_override || dev->enforcing;
+	return (dev->res.pending && (dev->res.rule || dev->res.target[0])) ||
+	       dev->res.needs_override || dev->res.enforcing;
 }
 
 /**
@@ -218,14 +218,14 @@ static struct gpuctl_rule *gpuctl_reserve_rule_via_gpu(struct gpuctl_dev *dev)
 		return NULL;
 
 	list_for_each_entry(m, &dev->group->members, group_node) {
-		if (!m->rule || !gpuctl_inventory_is_unit(m->pdev))
+		if (!m->res.rule || !gpuctl_inventory_is_unit(m->pdev))
 			continue;
 		if (dev->role == GPUCTL_DEV_ROLE_COMPANION &&
 		    m->pdev->bus == pdev->bus &&
 		    PCI_SLOT(m->pdev->devfn) == PCI_SLOT(pdev->devfn))
-			return m->rule;
-		if (dev->role == GPUCTL_DEV_ROLE_FOREIGN && m->rule->force)
-			return m->rule;
+			return m->res.rule;
+		if (dev->role == GPUCTL_DEV_ROLE_FOREIGN && m->res.rule->force)
+			return m->res.rule;
 	}
 	return NULL;
 }
@@ -233,24 +233,24 @@ static struct gpuctl_rule *gpuctl_reserve_rule_via_gpu(struct gpuctl_dev *dev)
 static void gpuctl_reserve_assign(struct gpuctl_dev *dev,
 				  struct gpuctl_rule *rule)
 {
-	if (dev->rule == rule)
+	if (dev->res.rule == rule)
 		return;
 
-	dev->rule = rule;
-	dev->blocked[0] = '\0';
-	dev->blocked_in_use = false;
+	dev->res.rule = rule;
+	dev->res.blocked[0] = '\0';
+	dev->res.blocked_in_use = false;
 	if (rule) {
-		strscpy(dev->target, rule->driver, sizeof(dev->target));
-		dev->claimed = !strcmp(dev->driver, dev->target);
-		dev->take = rule->take;
-		dev->needs_override = true;
-		dev->claim_told = false;
+		strscpy(dev->res.target, rule->driver, sizeof(dev->res.target));
+		dev->res.claimed = !strcmp(dev->driver, dev->res.target);
+		dev->res.take = rule->take;
+		dev->res.needs_override = true;
+		dev->res.claim_told = false;
 	} else {
-		dev->claimed = false;
-		dev->take = false;
-		dev->needs_override = false;
+		dev->res.claimed = false;
+		dev->res.take = false;
+		dev->res.needs_override = false;
 	}
-	dev->pending = true;
+	dev->res.pending = true;
 	gpuctl_reserve_update_state(dev);
 	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
 	gpuctl_inventory_changed();
@@ -264,39 +264,42 @@ static void gpuctl_reserve_orphan_free(struct gpuctl_orphan *o)
 }
 
 /**
- * gpuctl_reserve_orphan() - keep a reserved device that leaves the table
+ * gpuctl_reserve_dev_untracked() - a device leaves the table, not the bus
  * @dev: the entry about to be destroyed while its device stays
+ *
+ * A device gpuctl reserved, or was releasing, becomes an orphan: it is
+ * kept on its driver until the worker releases it or it is tracked again.
  *
  * Context: gpuctl_lock held; may be a DEL_DEVICE event (GFP_NOIO).
  */
-void gpuctl_reserve_orphan(struct gpuctl_dev *dev)
+void gpuctl_reserve_dev_untracked(struct gpuctl_dev *dev)
 {
 	struct gpuctl_orphan *o;
 
 	lockdep_assert_held(&gpuctl_lock);
 
-	if (!dev->target[0] || gpuctl_reserve_stopped)
+	if (!dev->res.target[0] || gpuctl_reserve_stopped)
 		return;
 	o = kzalloc(sizeof(*o), GFP_KERNEL);
 	if (!o) {
 		pci_warn(dev->pdev, "no memory to remember its reservation by rule %u\n",
-			 dev->rule ? dev->rule->id : 0);
+			 dev->res.rule ? dev->res.rule->id : 0);
 		return;
 	}
 	o->pdev = pci_dev_get(dev->pdev);
-	o->rule = dev->rule ? dev->rule->id : 0;
-	strscpy(o->target, dev->target, sizeof(o->target));
+	o->rule = dev->res.rule ? dev->res.rule->id : 0;
+	strscpy(o->target, dev->res.target, sizeof(o->target));
 	list_add_tail(&o->node, &gpuctl_orphans);
 	pci_dbg(dev->pdev, "orphaned on %s, rule %u\n", o->target, o->rule);
 }
 
 /**
- * gpuctl_reserve_forget() - a device left the bus: it is no orphan now
+ * gpuctl_reserve_dev_deleted() - a device left the bus: it is no orphan now
  * @pdev: the device
  *
  * Context: gpuctl_lock held.
  */
-void gpuctl_reserve_forget(struct pci_dev *pdev)
+void gpuctl_reserve_dev_deleted(struct pci_dev *pdev)
 {
 	struct gpuctl_orphan *o, *tmp;
 
@@ -323,10 +326,10 @@ static bool gpuctl_reserve_orphans_refresh(void)
 								 o->pdev->bus->number,
 								 o->pdev->devfn));
 		if (dev && dev->pdev == o->pdev) {
-			if (!dev->rule && !dev->target[0]) {
-				strscpy(dev->target, o->target,
-					sizeof(dev->target));
-				dev->pending = true;
+			if (!dev->res.rule && !dev->res.target[0]) {
+				strscpy(dev->res.target, o->target,
+					sizeof(dev->res.target));
+				dev->res.pending = true;
 				pending = true;
 			}
 			gpuctl_reserve_orphan_free(o);
@@ -363,7 +366,7 @@ void gpuctl_reserve_refresh(void)
 	for (key = 0; (dev = gpuctl_inventory_next(&key)); key++) {
 		if (!gpuctl_inventory_is_unit(dev->pdev))
 			gpuctl_reserve_assign(dev, gpuctl_reserve_rule_via_gpu(dev));
-		pending |= dev->pending;
+		pending |= dev->res.pending;
 	}
 	pending |= gpuctl_reserve_orphans_refresh();
 
@@ -374,8 +377,8 @@ void gpuctl_reserve_refresh(void)
 /* A VFIO user or an allocation kept it from its rule's driver: try again. */
 static void gpuctl_reserve_retry_in_use(struct gpuctl_dev *dev)
 {
-	if (dev && dev->rule && dev->blocked_in_use) {
-		dev->pending = true;
+	if (dev && dev->res.rule && dev->res.blocked_in_use) {
+		dev->res.pending = true;
 		gpuctl_reserve_kick();
 	}
 }
@@ -415,22 +418,22 @@ void gpuctl_reserve_driver_changed(struct gpuctl_dev *dev)
 {
 	lockdep_assert_held(&gpuctl_lock);
 
-	if (!dev->rule)
+	if (!dev->res.rule)
 		return;
 
-	if (gpuctl_reserve_not_for(dev->pdev, dev->target)) {
+	if (gpuctl_reserve_not_for(dev->pdev, dev->res.target)) {
 		/* blocked for good: never claimed, so never unbound */
-	} else if (!strcmp(dev->driver, dev->target)) {
-		dev->claimed = true;
-		dev->blocked[0] = '\0';
-		dev->blocked_in_use = false;
-	} else if (!dev->driver[0] || dev->claimed) {
-		dev->pending = true;
+	} else if (!strcmp(dev->driver, dev->res.target)) {
+		dev->res.claimed = true;
+		dev->res.blocked[0] = '\0';
+		dev->res.blocked_in_use = false;
+	} else if (!dev->driver[0] || dev->res.claimed) {
+		dev->res.pending = true;
 		gpuctl_reserve_kick_later();
 	} else {
 		/* a new host driver: what kept it on the old one is history */
-		dev->blocked[0] = '\0';
-		dev->blocked_in_use = false;
+		dev->res.blocked[0] = '\0';
+		dev->res.blocked_in_use = false;
 	}
 	gpuctl_reserve_update_state(dev);
 }
@@ -446,8 +449,8 @@ static void gpuctl_reserve_announce_claim(struct pci_dev *pdev)
 
 	mutex_lock(&gpuctl_lock);
 	dev = gpuctl_inventory_find_pdev(pdev);
-	if (dev && dev->rule && !dev->claim_told) {
-		dev->claim_told = true;
+	if (dev && dev->res.rule && !dev->res.claim_told) {
+		dev->res.claim_told = true;
 		gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF,
 					  GPUCTL_DEV_ACTION_CLAIMED);
 	}
@@ -721,20 +724,20 @@ static bool gpuctl_reserve_next_pending(unsigned long *key,
 	lockdep_assert_held(&gpuctl_lock);
 
 	for (; (dev = gpuctl_inventory_next(key)); (*key)++) {
-		if (!dev->pending)
+		if (!dev->res.pending)
 			continue;
-		dev->pending = false;
-		if (!dev->rule && !dev->target[0])
+		dev->res.pending = false;
+		if (!dev->res.rule && !dev->res.target[0])
 			continue;
 
 		memset(e, 0, sizeof(*e));
-		dev->enforcing = true;
+		dev->res.enforcing = true;
 		e->pdev = pci_dev_get(dev->pdev);
 		e->key = dev->key;
-		strscpy(e->target, dev->target, sizeof(e->target));
-		e->reserve = !!dev->rule;
-		e->claimed = dev->claimed;
-		e->take = dev->take;
+		strscpy(e->target, dev->res.target, sizeof(e->target));
+		e->reserve = !!dev->res.rule;
+		e->claimed = dev->res.claimed;
+		e->take = dev->res.take;
 		return true;
 	}
 	return false;
@@ -773,28 +776,29 @@ static void gpuctl_reserve_finish(struct gpuctl_enforce *e, u32 action,
 	dev = gpuctl_inventory_find(e->key);
 	if (!dev || dev->pdev != e->pdev)
 		return;
-	dev->enforcing = false;
+	dev->res.enforcing = false;
 
 	if (e->reserve) {
 		/* The rule went meanwhile; the release is pending already. */
-		if (!dev->rule)
+		if (!dev->res.rule)
 			return;
 		if (action == GPUCTL_DEV_ACTION_BLOCKED) {
-			if (!strcmp(dev->blocked, e->why))
+			if (!strcmp(dev->res.blocked, e->why))
 				action = 0;
-			strscpy(dev->blocked, e->why, sizeof(dev->blocked));
-			dev->blocked_in_use = e->in_use;
+			strscpy(dev->res.blocked, e->why,
+				sizeof(dev->res.blocked));
+			dev->res.blocked_in_use = e->in_use;
 		}
-		if (!strcmp(dev->driver, dev->target) &&
-		    !gpuctl_reserve_not_for(dev->pdev, dev->target))
-			dev->claimed = true;
+		if (!strcmp(dev->driver, dev->res.target) &&
+		    !gpuctl_reserve_not_for(dev->pdev, dev->res.target))
+			dev->res.claimed = true;
 		if (retry)
-			dev->pending = true;
+			dev->res.pending = true;
 	} else {
 		/* A new rule came meanwhile and has its own pass pending. */
-		if (dev->rule)
+		if (dev->res.rule)
 			return;
-		dev->target[0] = '\0';
+		dev->res.target[0] = '\0';
 	}
 
 	gpuctl_reserve_update_state(dev);
@@ -873,16 +877,17 @@ void gpuctl_reserve_claim(struct pci_dev *only)
 	for (;;) {
 		mutex_lock(&gpuctl_lock);
 		for (; (dev = gpuctl_inventory_next(&key)); key++) {
-			if (dev->needs_override && (!only || dev->pdev == only))
+			if (dev->res.needs_override &&
+			    (!only || dev->pdev == only))
 				break;
 		}
 		if (!dev) {
 			mutex_unlock(&gpuctl_lock);
 			return;
 		}
-		dev->needs_override = false;
+		dev->res.needs_override = false;
 		pdev = pci_dev_get(dev->pdev);
-		strscpy(target, dev->target, sizeof(target));
+		strscpy(target, dev->res.target, sizeof(target));
 		mutex_unlock(&gpuctl_lock);
 
 		/* a PF stays as the host has it, without our override */

@@ -5,7 +5,9 @@
  * Reservation rules: their syntax, what they match, and the rule table.
  * Enforcing them is reserve.c's business.
  *
- * Locking: the table and every rule in it are under gpuctl_lock.
+ * Locking: the table and every rule in it are under gpuctl_lock, which is
+ * all that rule.c takes from inventory.c: the address and class helpers it
+ * uses are pci-func.h's, so the rules depend on no state of the table.
  */
 
 #include <linux/ctype.h>
@@ -15,6 +17,7 @@
 #include <linux/xarray.h>
 #include <uapi/linux/gpuctl.h>
 
+#include "inventory.h"
 #include "rule.h"
 
 /* Rule id -> struct gpuctl_rule, under gpuctl_lock. */

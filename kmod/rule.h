@@ -9,7 +9,7 @@
 #include <linux/pci.h>
 #include <linux/types.h>
 
-#include "inventory.h"
+#include "pci-func.h"
 
 /* "vvvv:dddd:ssss:ssss" plus the NUL, the longest canonical match. */
 #define GPUCTL_MATCH_STR_LEN 20

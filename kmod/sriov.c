@@ -2,7 +2,9 @@
 /*
  * Copyright (C) 2026 The gpuctl authors
  *
- * dev-set: a tracked SR-IOV PF's number of VFs. The PF's driver enables
+ * Changing a tracked SR-IOV PF's number of VFs: the mechanics of dev-set,
+ * whose handler (gpuctl_nl_dev_set_doit() in netlink.c) checks the request
+ * and tells its outcome. The PF's driver enables
  * and disables them through its sriov_configure(), called under the PF's
  * device lock with the checks of a write to sriov_numvfs in sysfs
  * (drivers/pci/iov.c), so that the ledger's checks and the change are one
@@ -36,16 +38,10 @@
 #include <linux/iommu.h>
 #include <linux/list.h>
 #include <linux/pci.h>
-#include <net/genetlink.h>
-#include <uapi/linux/gpuctl.h>
 
 #include "alloc.h"
-#include "compat.h"
 #include "inventory.h"
-#include "netlink.h"
-#include "netlink-gen.h"
 #include "sriov.h"
-#include "vfio-track.h"
 
 /* Under gpuctl_lock. */
 static LIST_HEAD(gpuctl_sriov_changes);
@@ -70,8 +66,17 @@ struct pci_dev *gpuctl_sriov_changing(struct pci_dev *pdev)
 	return NULL;
 }
 
-/* A VF of @pf that gpuctl sees allocated or open, if any. */
-static const struct gpuctl_dev *gpuctl_sriov_busy_vf(struct pci_dev *pf)
+/**
+ * gpuctl_sriov_busy_vf() - a VF of a PF that gpuctl sees allocated or open
+ * @pf: the PF
+ *
+ * Only VFs gpuctl tracks count; gpuctl_sriov_configure() looks at the
+ * others under the PCI core's locks.
+ *
+ * Context: gpuctl_lock held.
+ * Return: the first such VF, or NULL.
+ */
+const struct gpuctl_dev *gpuctl_sriov_busy_vf(struct pci_dev *pf)
 {
 	const struct gpuctl_dev *dev;
 	unsigned long key;
@@ -91,42 +96,6 @@ static const struct gpuctl_dev *gpuctl_sriov_busy_vf(struct pci_dev *pf)
  * that waits for a VM holds it for as long as the VM runs.
  */
 #define GPUCTL_SRIOV_LOCK_TRIES 20
-
-/*
- * "VF 0000:11:00.1 of 0000:11:00.0 is open by a VFIO user through ...",
- * cut to what an extack message holds (NETLINK_MAX_FMTMSG_LEN).
- */
-#define GPUCTL_SRIOV_WHY_LEN 80
-
-/* What the change under the device lock found; told under gpuctl_lock. */
-enum gpuctl_sriov_outcome {
-	GPUCTL_SRIOV_DONE,
-	GPUCTL_SRIOV_PF_GONE,
-	GPUCTL_SRIOV_PF_LOCKED,
-	GPUCTL_SRIOV_NO_DRIVER,
-	GPUCTL_SRIOV_NO_CONFIGURE,
-	GPUCTL_SRIOV_HAS_VFS,
-	GPUCTL_SRIOV_VF_LOCKED,
-	GPUCTL_SRIOV_VF_OPEN,
-	GPUCTL_SRIOV_REFUSED,
-	GPUCTL_SRIOV_SHORT,
-};
-
-/**
- * struct gpuctl_sriov_result - what the change found
- * @outcome: how it ended
- * @driver: the PF's driver, or the VFIO driver of the open VF
- * @vf: the VF that stood in the way, for the VF outcomes
- * @had: the PF's VF count before
- * @enabled: what the driver returned
- */
-struct gpuctl_sriov_result {
-	enum gpuctl_sriov_outcome outcome;
-	char driver[GPUCTL_DRIVER_NAME_LEN];
-	char vf[16];
-	u16 had;
-	int enabled;
-};
 
 /*
  * Whether a VFIO user holds @vf: it is on a driver that leaves DMA to its
@@ -167,10 +136,19 @@ static int gpuctl_sriov_vf_busy(struct pci_dev *vf,
 	return open ? -EBUSY : 0;
 }
 
-/* The VF outcomes of gpuctl_sriov_vf_busy() as a sentence. */
-static void gpuctl_sriov_result_why(struct pci_dev *pf,
-				    const struct gpuctl_sriov_result *res,
-				    char *why, size_t len)
+/**
+ * gpuctl_sriov_result_why() - a VF outcome as a sentence
+ * @pf: the PF
+ * @res: GPUCTL_SRIOV_VF_OPEN or GPUCTL_SRIOV_VF_LOCKED, from
+ *	gpuctl_sriov_vf_busy()
+ * @why: out: the sentence
+ * @len: the size of @why
+ *
+ * Context: any.
+ */
+void gpuctl_sriov_result_why(struct pci_dev *pf,
+			     const struct gpuctl_sriov_result *res,
+			     char *why, size_t len)
 {
 	if (res->outcome == GPUCTL_SRIOV_VF_OPEN)
 		snprintf(why, len, "VF %s of %s is open by a VFIO user through %.24s",
@@ -221,7 +199,12 @@ static bool gpuctl_sriov_lock_pf(struct pci_dev *pf)
 	return false;
 }
 
-/*
+/**
+ * gpuctl_sriov_configure() - change a PF's number of VFs
+ * @pf: the PF, referenced
+ * @want: the number of VFs it is to have
+ * @res: out: what the change found, for the request's answer
+ *
  * The change itself, as sriov_numvfs_store() makes it: a PF with VFs goes
  * to 0 before it takes another number. A driver that enables fewer VFs
  * than asked has them disabled again, so that the request either sets the
@@ -240,8 +223,8 @@ static bool gpuctl_sriov_lock_pf(struct pci_dev *pf)
  * Context: takes the rescan lock, then the PF's device lock;
  * gpuctl_lock not held.
  */
-static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
-				  struct gpuctl_sriov_result *res)
+int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
+			   struct gpuctl_sriov_result *res)
 {
 	const struct pci_driver *drv = NULL;
 	int ret = 0;
@@ -296,152 +279,6 @@ static int gpuctl_sriov_configure(struct pci_dev *pf, u16 want,
 	device_unlock(&pf->dev);
 	pci_unlock_rescan_remove();
 	return ret;
-}
-
-/*
- * The VFs' own bus events come before the PF's count is updated
- * (sriov_enable() sets it after adding them), so the PF is announced
- * again once the change is done.
- */
-static void gpuctl_sriov_changed(struct pci_dev *pf)
-{
-	struct gpuctl_dev *dev = gpuctl_inventory_find_pdev(pf);
-
-	if (!dev)
-		return;
-	gpuctl_netlink_notify_dev(dev, GPUCTL_CMD_DEV_CHANGE_NTF, 0);
-	gpuctl_inventory_changed();
-}
-
-/*
- * The switch a VFIO driver that enables VFs only when told to wants, as
- * its sriov_configure() returns -ENOENT without it (vfio_pci.c,
- * vfio_pci_sriov_configure(), 6.1 and 6.12; vfio-driver.c).
- */
-static const char *gpuctl_sriov_opt_in(const char *driver)
-{
-	if (!strcmp(driver, "vfio-pci"))
-		return "vfio_pci.enable_sriov=1";
-	if (!strcmp(driver, GPUCTL_VFIO_DRIVER_NAME))
-		return "gpuctl.enable_sriov=1";
-	return NULL;
-}
-
-static void gpuctl_sriov_tell(struct genl_info *info, struct pci_dev *pf,
-			      u16 want, const struct gpuctl_sriov_result *res)
-{
-	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
-	const char *name = pci_name(pf);
-	char why[GPUCTL_SRIOV_WHY_LEN];
-
-	switch (res->outcome) {
-	case GPUCTL_SRIOV_DONE:
-		break;
-	case GPUCTL_SRIOV_PF_GONE:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s was removed", name);
-		break;
-	case GPUCTL_SRIOV_PF_LOCKED:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s is busy: its driver is being changed",
-				       name);
-		break;
-	case GPUCTL_SRIOV_VF_LOCKED:
-	case GPUCTL_SRIOV_VF_OPEN:
-		gpuctl_sriov_result_why(pf, res, why, sizeof(why));
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr, "%s", why);
-		break;
-	case GPUCTL_SRIOV_NO_DRIVER:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s has no driver to enable its VFs",
-				       name);
-		break;
-	case GPUCTL_SRIOV_NO_CONFIGURE:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "driver %s of %s cannot set its VFs",
-				       res->driver, name);
-		break;
-	case GPUCTL_SRIOV_HAS_VFS:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s has %u VFs: set 0 before %u", name,
-				       res->had, want);
-		break;
-	case GPUCTL_SRIOV_REFUSED:
-		if (res->enabled == -ENOENT && gpuctl_sriov_opt_in(res->driver)) {
-			GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-					       "%.16s needs %s to enable VFs on %s",
-					       res->driver,
-					       gpuctl_sriov_opt_in(res->driver),
-					       name);
-			break;
-		}
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s refused %u VFs on %s: error %d",
-				       res->driver, want, name, res->enabled);
-		break;
-	case GPUCTL_SRIOV_SHORT:
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s enabled %d of %u VFs on %s: disabled",
-				       res->driver, res->enabled, want, name);
-		break;
-	}
-}
-
-/*
- * The checks before the change: a PF, and a count it supports. Then
- * (gpuctl_sriov_busy()) allocations and opens, which count only on VFs
- * gpuctl tracks: an untracked VF in use makes disabling wait for its user,
- * as a write to sriov_numvfs would.
- */
-static int gpuctl_sriov_check(struct genl_info *info, struct pci_dev *pf,
-			      u16 want)
-{
-	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
-	const char *name = pci_name(pf);
-	int total;
-
-	if (!pf->is_physfn) {
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s is not an SR-IOV PF", name);
-		return -EOPNOTSUPP;
-	}
-	total = pci_sriov_get_totalvfs(pf);
-	if (want > total) {
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s supports %d VFs, not %u", name,
-				       total, want);
-		return -ERANGE;
-	}
-	return 0;
-}
-
-/* Whether anything gpuctl sees stands in the way of a change. */
-static int gpuctl_sriov_busy(struct genl_info *info, struct pci_dev *pf)
-{
-	struct nlattr *attr = info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS];
-	const char *name = pci_name(pf);
-	const struct gpuctl_dev *vf;
-
-	if (gpuctl_sriov_changing(pf)) {
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "%s is changing its VFs already", name);
-		return -EBUSY;
-	}
-	vf = gpuctl_sriov_busy_vf(pf);
-	if (vf && vf->alloc) {
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "VF %s of %s is allocated to %u",
-				       pci_name(vf->pdev), name,
-				       vf->alloc->info.id);
-		return -EBUSY;
-	}
-	if (vf) {
-		GPUCTL_SET_ERR_MSG_FMT(info->extack, attr,
-				       "VF %s of %s is open", pci_name(vf->pdev),
-				       name);
-		return -EBUSY;
-	}
-	return 0;
 }
 
 /**
@@ -526,53 +363,4 @@ void gpuctl_sriov_change_end(struct gpuctl_sriov_change *change)
 	lockdep_assert_held(&gpuctl_lock);
 	list_del(&change->node);
 	pci_dev_put(change->pf);
-}
-
-/**
- * gpuctl_nl_dev_set_doit() - set a tracked PF's number of VFs
- * @skb: the request
- * @info: the request; user_ptr[0] holds the device pre_doit found
- *
- * Context: gpuctl_lock held by pre_doit; dropped while the PF's driver
- * changes its VFs, and taken again.
- * Return: 0 or a negative errno.
- */
-int gpuctl_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	struct gpuctl_dev *dev = info->user_ptr[0];
-	struct gpuctl_sriov_result res = {};
-	struct gpuctl_sriov_change change;
-	u16 want;
-	int ret;
-
-	if (GENL_REQ_ATTR_CHECK(info, GPUCTL_A_DEV_SRIOV_NUMVFS))
-		return -EINVAL;
-	want = nla_get_u16(info->attrs[GPUCTL_A_DEV_SRIOV_NUMVFS]);
-
-	ret = gpuctl_sriov_check(info, dev->pdev, want);
-	if (ret)
-		return ret;
-	/*
-	 * The count it has already: nothing to change, nothing to refuse
-	 * (gpuctl apply's second run). A sysfs write racing this unlocked
-	 * read is ordered after it.
-	 */
-	if (want == pci_num_vf(dev->pdev))
-		return 0;
-	ret = gpuctl_sriov_busy(info, dev->pdev);
-	if (ret)
-		return ret;
-
-	/* @dev may go while the lock is dropped; the PF may not. */
-	gpuctl_sriov_change_begin(&change, dev->pdev);
-	mutex_unlock(&gpuctl_lock);
-
-	ret = gpuctl_sriov_configure(change.pf, want, &res);
-
-	mutex_lock(&gpuctl_lock);
-	gpuctl_sriov_tell(info, change.pf, want, &res);
-	if (!ret && want != res.had)
-		gpuctl_sriov_changed(change.pf);
-	gpuctl_sriov_change_end(&change);
-	return ret;
 }

@@ -22,7 +22,7 @@ void gpuctl_vfio_track_open(struct gpuctl_dev *dev);
 void gpuctl_vfio_track_close(struct gpuctl_dev *dev);
 
 /* vfio-watch.c: opens observed on every other VFIO driver */
-void gpuctl_vfio_watch_dev(struct gpuctl_dev *dev);
+void gpuctl_vfio_watch_driver_changed(struct gpuctl_dev *dev);
 void gpuctl_vfio_watch_sync(void);
 void gpuctl_vfio_watch_poll(void);
 void gpuctl_vfio_watch_start(void);

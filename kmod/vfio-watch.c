@@ -62,18 +62,14 @@ static void gpuctl_vfio_watch_arm(void)
 				   GPUCTL_VFIO_WATCH_PERIOD);
 }
 
-/**
- * gpuctl_vfio_watch_dev() - bring a device's observed open up to date
- * @dev: the device
- *
- * Announces an open that started or ended since gpuctl last looked, as
- * gpuctl-vfio-pci's opens are. A close may end the device's allocation
- * (detach-on-stop), so callers must not hold on to an allocation across
- * this call. A device that left its watched driver while open is closed.
- *
- * Context: gpuctl_lock held; takes the IOMMU group's mutex.
+/*
+ * Bring a device's observed open up to date: announce an open that started
+ * or ended since gpuctl last looked, as gpuctl-vfio-pci's opens are. A
+ * close may end the device's allocation (detach-on-stop), so callers must
+ * not hold on to an allocation across this call. A device that left its
+ * watched driver while open is closed. Takes the IOMMU group's mutex.
  */
-void gpuctl_vfio_watch_dev(struct gpuctl_dev *dev)
+static void gpuctl_vfio_watch_dev(struct gpuctl_dev *dev)
 {
 	struct gpuctl_holder *holder = &dev->holder;
 	bool watched, open;
@@ -95,6 +91,22 @@ void gpuctl_vfio_watch_dev(struct gpuctl_dev *dev)
 	}
 	if (watched)
 		gpuctl_vfio_watch_arm();
+}
+
+/**
+ * gpuctl_vfio_watch_driver_changed() - a tracked device's driver changed
+ * @dev: the device; dev->driver is already the new driver
+ *
+ * A device that came to a watched driver is watched from now on; one that
+ * left it while open is closed by now, and its close announced. A close
+ * may end the device's allocation (detach-on-stop), so callers must not
+ * hold on to an allocation across this call.
+ *
+ * Context: gpuctl_lock held; takes the IOMMU group's mutex.
+ */
+void gpuctl_vfio_watch_driver_changed(struct gpuctl_dev *dev)
+{
+	gpuctl_vfio_watch_dev(dev);
 }
 
 /**
