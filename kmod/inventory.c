@@ -438,9 +438,10 @@ static void gpuctl_inventory_vf_changed(struct pci_dev *pdev)
  * Devices deleted while a scan runs (at load, or after a new rule).
  * device_del() sends DEL_DEVICE and REMOVED_DEVICE while the device is
  * still registered, so the scan can reach a device after both events
- * passed; tracked then, it would never be removed. Each entry holds a
- * reference, so that no new device can take its address meanwhile.
- * Under gpuctl_lock.
+ * passed; tracked then, it would never be removed. Both events record it:
+ * a scan that began between them still holds it from the bus list. Each
+ * entry holds a reference, so that no new device can take its address
+ * meanwhile. Under gpuctl_lock.
  */
 struct gpuctl_scan_gone {
 	struct list_head node;
@@ -546,9 +547,14 @@ static int gpuctl_inventory_notify(struct notifier_block *nb,
 		/*
 		 * Normally a no-op. It catches a device that a group walk
 		 * re-added between its DEL_DEVICE and its removal from the
-		 * IOMMU group.
+		 * IOMMU group. And a scan that began after DEL_DEVICE may
+		 * hold the device from the bus list and add it after this
+		 * event, out of its group by then: even after a rescan
+		 * added the device's successor at that address, which the
+		 * stale one would then replace. The scan skips it.
 		 */
 		mutex_lock(&gpuctl_lock);
+		gpuctl_scan_forget(pdev);
 		gpuctl_inventory_del(pdev);
 		mutex_unlock(&gpuctl_lock);
 		break;
