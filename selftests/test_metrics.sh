@@ -70,9 +70,37 @@ check_setup() {
 	mkdir -p "$PROM_DIR"
 }
 
-# Every role and state is there, and each count is the module's
+# sysfs_counts: "GPUS TRACKED" read from sysfs alone, not from the module:
+# the display and accelerator functions (class 0x03, 0x12), and those with
+# every other member of their IOMMU groups (a GPU without a group alone).
+sysfs_counts() {
+	local d class grp gpus=0 groups=() alone=0 tracked=0 g
+
+	for d in /sys/bus/pci/devices/*; do
+		class=$(<"$d/class")
+		case $class in 0x03*|0x12*) ;; *) continue ;; esac
+		gpus=$((gpus + 1))
+		if grp=$(readlink "$d/iommu_group"); then
+			groups+=("${grp##*/}")
+		else
+			alone=$((alone + 1))
+		fi
+	done
+	for g in $(printf '%s\n' "${groups[@]}" | sort -u); do
+		tracked=$((tracked + $(find "/sys/kernel/iommu_groups/$g/devices/" -mindepth 1 -maxdepth 1 | wc -l)))
+	done
+	echo "$gpus $((tracked + alone))"
+}
+
+# metric_sum PREFIX: the sum of the samples whose series starts so
+metric_sum() {
+	awk -v p="$1" 'index($0, p) == 1 { n += $NF } END { print n + 0 }' "$PROM"
+}
+
+# Every role and state is there, and each count is the module's; the
+# totals are sysfs's
 check_devices() {
-	local role state want got
+	local role state want got gpus tracked
 
 	gpuctl metrics "$PROM" || return 1
 	print_file "" "$PROM"
@@ -85,6 +113,13 @@ check_devices() {
 			[ "$got" = "$want" ] || { echo "$role/$state: $got, want $want"; return 1; }
 		done
 	done
+	read -r gpus tracked < <(sysfs_counts)
+	echo "# sysfs: $gpus GPUs, $tracked functions in their groups"
+	[ "$gpus" -ge 2 ] || { echo "the topology has $gpus GPUs"; return 1; }
+	got=$(metric_sum 'gpuctl_devices{role="gpu",')
+	[ "$got" = "$gpus" ] || { echo "metrics: $got GPUs, sysfs $gpus"; return 1; }
+	got=$(metric_sum 'gpuctl_devices{')
+	[ "$got" = "$tracked" ] || { echo "metrics: $got devices, sysfs $tracked"; return 1; }
 	# a rule moves a GPU from free to reserved
 	nl_rule_new "$GPU" driver vfio-pci take || return 1
 	expect_pci_driver "$GPU" vfio-pci || return 1
