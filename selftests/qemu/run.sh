@@ -374,6 +374,8 @@ bad+='|kernel BUG at|Kernel panic|possible circular locking'
 bad+='|inconsistent lock state|possible recursive locking'
 bad+='|sleeping function called from invalid context|DEBUG_LOCKS_WARN_ON'
 bad+='|ODEBUG:|UBSAN:'
+# the hung task and soft lockup detectors (Debian's kernels have the first)
+bad+='|blocked for more than [0-9]+ seconds|soft lockup'
 # gpuctl cuts its messages to fit extack; 6.2+ logs one it did not.
 bad+='|truncated extack'
 bad+='|kmemleak: .*(suspected memory leaks|disabled|empty|[Cc]annot|[Ff]ailed)'
