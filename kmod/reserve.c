@@ -78,6 +78,18 @@ static bool gpuctl_reserve_stopped;
 static const char gpuctl_reserve_fence_owner[] = "gpuctl";
 static struct iommu_group *gpuctl_reserve_fenced;
 
+/*
+ * The device the worker is acting on, unlocked, and whether DEL_DEVICE
+ * came for it meanwhile (under gpuctl_lock). The IOMMU core warns when a
+ * group loses its last device while its DMA is claimed
+ * (drivers/iommu/iommu.c, __iommu_group_free_device(), 6.1 and 6.12): a
+ * VF destroyed by an SR-IOV disable while gpuctl fenced it did. So no
+ * fence is taken for a deleted device, and a fence held for one is given
+ * back at its DEL_DEVICE, before the IOMMU core's REMOVED_DEVICE.
+ */
+static struct pci_dev *gpuctl_reserve_acting;
+static bool gpuctl_reserve_acting_deleted;
+
 /**
  * struct gpuctl_orphan - a device gpuctl reserved that left the table
  * @node: in gpuctl_orphans, under gpuctl_lock
@@ -308,6 +320,15 @@ void gpuctl_reserve_dev_deleted(struct pci_dev *pdev)
 	list_for_each_entry_safe(o, tmp, &gpuctl_orphans, node)
 		if (o->pdev == pdev)
 			gpuctl_reserve_orphan_free(o);
+
+	if (pdev != gpuctl_reserve_acting)
+		return;
+	gpuctl_reserve_acting_deleted = true;
+	/* see gpuctl_reserve_acting: the unfence finds it given back */
+	if (gpuctl_reserve_fenced) {
+		iommu_group_release_dma_owner(gpuctl_reserve_fenced);
+		gpuctl_reserve_fenced = NULL;
+	}
 }
 
 /*
@@ -505,6 +526,14 @@ static bool gpuctl_reserve_load_driver(const char *name)
 	return driver_find(name, &pci_bus_type);
 }
 
+/* The worker acts on @pdev now, unlocked; NULL when it is done. */
+static void gpuctl_reserve_act_on(struct pci_dev *pdev)
+{
+	lockdep_assert_held(&gpuctl_lock);
+	gpuctl_reserve_acting = pdev;
+	gpuctl_reserve_acting_deleted = false;
+}
+
 /*
  * Keep VFIO users out of a device's IOMMU group while gpuctl unbinds its
  * driver. VFIO claims the group's DMA ownership before it lets a user open
@@ -524,6 +553,10 @@ static int gpuctl_reserve_fence(struct gpuctl_enforce *e,
 
 	*fence = NULL;
 	mutex_lock(&gpuctl_lock);
+	if (gpuctl_reserve_acting_deleted) {
+		ret = -ENODEV;
+		goto out;
+	}
 	dev = gpuctl_inventory_find(e->key);
 	if (dev && dev->pdev == e->pdev) {
 		if (!dev->group || gpuctl_group_offender(dev->group))
@@ -558,8 +591,11 @@ static void gpuctl_reserve_unfence(struct iommu_group *fence)
 	if (!fence)
 		return;
 	mutex_lock(&gpuctl_lock);
-	iommu_group_release_dma_owner(fence);
-	gpuctl_reserve_fenced = NULL;
+	/* given back already if the device was deleted meanwhile */
+	if (gpuctl_reserve_fenced == fence) {
+		iommu_group_release_dma_owner(fence);
+		gpuctl_reserve_fenced = NULL;
+	}
 	mutex_unlock(&gpuctl_lock);
 	iommu_group_put(fence);
 }
@@ -587,7 +623,10 @@ static int gpuctl_reserve_unbind(struct gpuctl_enforce *e, const char *drv)
 		return -EBUSY;
 
 	ret = gpuctl_reserve_fence(e, &fence);
-	if (ret) {
+	if (ret == -ENODEV) {
+		/* deleted: its removal unbinds it */
+		snprintf(e->why, sizeof(e->why), "removed");
+	} else if (ret) {
 		snprintf(e->why, sizeof(e->why),
 			 "open by a VFIO user through %s", drv);
 	} else {
@@ -695,8 +734,9 @@ static u32 gpuctl_reserve_bind(struct gpuctl_enforce *e, bool *retry)
 	 * Another VFIO driver's user keeps the device, or a VF of this PF is
 	 * in use; try again later.
 	 */
-	if (drv[0] && gpuctl_reserve_unbind(e, drv)) {
-		e->in_use = true;
+	ret = drv[0] ? gpuctl_reserve_unbind(e, drv) : 0;
+	if (ret) {
+		e->in_use = ret == -EBUSY;
 		return GPUCTL_DEV_ACTION_BLOCKED;
 	}
 	ret = device_attach(&pdev->dev);
@@ -824,6 +864,7 @@ static void gpuctl_reserve_work_fn(struct work_struct *work)
 
 	mutex_lock(&gpuctl_lock);
 	while (gpuctl_reserve_next_pending(&key, &e)) {
+		gpuctl_reserve_act_on(e.pdev);
 		mutex_unlock(&gpuctl_lock);
 
 		retry = false;
@@ -833,17 +874,20 @@ static void gpuctl_reserve_work_fn(struct work_struct *work)
 			action = gpuctl_reserve_release(&e);
 
 		mutex_lock(&gpuctl_lock);
+		gpuctl_reserve_act_on(NULL);
 		gpuctl_reserve_finish(&e, action, retry);
 		pci_dev_put(e.pdev);
 		again |= retry;
 		key++;
 	}
 	while (gpuctl_reserve_next_orphan(&e)) {
+		gpuctl_reserve_act_on(e.pdev);
 		mutex_unlock(&gpuctl_lock);
 		if (gpuctl_reserve_release(&e))
 			pci_info(e.pdev, "released: its rule went while its GPU was away\n");
-		pci_dev_put(e.pdev);
 		mutex_lock(&gpuctl_lock);
+		gpuctl_reserve_act_on(NULL);
+		pci_dev_put(e.pdev);
 	}
 	if (again && !gpuctl_reserve_stopped)
 		queue_delayed_work(gpuctl_reserve_wq, &gpuctl_reserve_work,
