@@ -401,14 +401,13 @@ plan_runs() {
 }
 
 # --audit: one case per program of the tree (the C programs selftests/
-# Makefile builds, every test_*.sh), and one for the lists themselves.
-audit_result() {	# ok|fail NAME [WHY]
-	n=$((n + 1))
-	if [ "$1" = ok ]; then
-		echo "ok $n $2"
+# Makefile builds, every test_*.sh), and one for the lists themselves,
+# reported through result(): ok when WHY is empty.
+audit_result() {	# NAME WHY
+	if [ -z "$2" ]; then
+		result ok "$1"
 	else
-		failed=$((failed + 1))
-		echo "not ok $n $2 # $3"
+		result fail "$1" "$2"
 	fi
 }
 
@@ -438,7 +437,7 @@ run_audit() {
 		topos=$(awk -v n="$name" '$1 == n { print $2 }' <<<"$c_programs")
 		why=$(audit_topologies "$name" "$topos")
 		[ -n "$topos" ] || why="built by selftests/Makefile, not in c_programs"
-		audit_result "${why:+fail}${why:-ok}" "$name runs${topos:+ on $topos}" "$why"
+		audit_result "$name runs${topos:+ on $topos}" "$why"
 	done
 	for f in "$dir"/test_*.sh; do
 		name=${f##*/}
@@ -446,7 +445,7 @@ run_audit() {
 		why=$(audit_topologies "$name" "$topos")
 		[ -n "$topos" ] || why="no '# topology:' line"
 		[ -n "$why" ] || [ -n "$(minimum_of "$name")" ] || why="no minimum in run_tests.sh"
-		audit_result "${why:+fail}${why:-ok}" "$name runs${topos:+ on $topos}" "$why"
+		audit_result "$name runs${topos:+ on $topos}" "$why"
 	done
 	# a listed name that is no program: a rename left it behind
 	why=
@@ -457,8 +456,7 @@ run_audit() {
 		*) listed "$progs" "$name" || why+="$name " ;;
 		esac
 	done < <(printf '%s\n' "$c_programs" "$shell_minimum" "$elsewhere")
-	audit_result "${why:+fail}${why:-ok}" "every program the lists name exists" \
-		"${why:+no such program: $why}"
+	audit_result "every program the lists name exists" "${why:+no such program: $why}"
 	[ "$failed" -eq 0 ]
 }
 
