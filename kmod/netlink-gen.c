@@ -21,12 +21,13 @@ const struct nla_policy gpuctl_group_get_nl_policy[GPUCTL_A_GROUP_ID + 1] = {
 };
 
 /* GPUCTL_CMD_RULE_NEW - do */
-const struct nla_policy gpuctl_rule_new_nl_policy[GPUCTL_A_RULE_TAKE + 1] = {
+const struct nla_policy gpuctl_rule_new_nl_policy[GPUCTL_A_RULE_ORPHAN + 1] = {
 	[GPUCTL_A_RULE_ID] = { .type = NLA_U32, },
 	[GPUCTL_A_RULE_MATCH] = { .type = NLA_NUL_STRING, .len = GPUCTL_MATCH_LEN, },
 	[GPUCTL_A_RULE_DRIVER] = { .type = NLA_NUL_STRING, .len = GPUCTL_DRIVER_LEN, },
 	[GPUCTL_A_RULE_FORCE] = { .type = NLA_FLAG, },
 	[GPUCTL_A_RULE_TAKE] = { .type = NLA_FLAG, },
+	[GPUCTL_A_RULE_ORPHAN] = { .type = NLA_STRING, },
 };
 
 /* GPUCTL_CMD_RULE_DEL - do */
@@ -117,7 +118,7 @@ const struct genl_ops gpuctl_nl_ops[12] = {
 		.cmd		= GPUCTL_CMD_RULE_NEW,
 		.doit		= gpuctl_nl_rule_new_doit,
 		.policy		= gpuctl_rule_new_nl_policy,
-		.maxattr	= GPUCTL_A_RULE_TAKE,
+		.maxattr	= GPUCTL_A_RULE_ORPHAN,
 		.flags		= GENL_ADMIN_PERM,
 	},
 	{

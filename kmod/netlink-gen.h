@@ -15,7 +15,7 @@ extern const struct nla_policy gpuctl_dev_get_nl_policy[GPUCTL_A_DEV_ADDRESS + 1
 
 extern const struct nla_policy gpuctl_group_get_nl_policy[GPUCTL_A_GROUP_ID + 1];
 
-extern const struct nla_policy gpuctl_rule_new_nl_policy[GPUCTL_A_RULE_TAKE + 1];
+extern const struct nla_policy gpuctl_rule_new_nl_policy[GPUCTL_A_RULE_ORPHAN + 1];
 
 extern const struct nla_policy gpuctl_rule_del_nl_policy[GPUCTL_A_RULE_MATCH + 1];
 

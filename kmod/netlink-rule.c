@@ -62,6 +62,11 @@ static bool gpuctl_nl_rule_warning(const struct gpuctl_rule *rule,
 	return true;
 }
 
+static int gpuctl_nl_rule_put_orphan(struct pci_dev *pdev, void *msg)
+{
+	return nla_put_string(msg, GPUCTL_A_RULE_ORPHAN, pci_name(pdev));
+}
+
 /**
  * gpuctl_nl_rule_fill() - put a rule's attributes into a message
  * @msg: the message
@@ -97,7 +102,8 @@ int gpuctl_nl_rule_fill(struct sk_buff *msg, const struct gpuctl_rule *rule)
 		    nla_put_string(msg, GPUCTL_A_RULE_WARNING, warning))
 			return -EMSGSIZE;
 	}
-	return 0;
+	return gpuctl_reserve_orphans_of(rule->id, gpuctl_nl_rule_put_orphan,
+					 msg);
 }
 
 static int gpuctl_nl_rule_reply(struct genl_info *info,
@@ -283,6 +289,93 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
 }
 
 /*
+ * Check the "orphan" attributes of a rule-new: each the address of a PCI
+ * function, and only with an id, as a module reload sends them.
+ */
+static int gpuctl_nl_rule_orphans_check(struct genl_info *info)
+{
+	struct gpuctl_match m;
+	struct nlattr *attr;
+	const char *why;
+	int rem;
+
+	nlmsg_for_each_attr(attr, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(attr) != GPUCTL_A_RULE_ORPHAN)
+			continue;
+		if (!info->attrs[GPUCTL_A_RULE_ID]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "orphans are carried over with the id of their rule");
+			return -EINVAL;
+		}
+		if (gpuctl_match_parse(nla_data(attr), &m, &why) ||
+		    !m.by_address) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "an orphan is a PCI address DDDD:BB:DD.F");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Keep the present functions the "orphan" attributes name as orphans of
+ * @rule on the request's driver (gpuctl_reserve_adopt_orphan()); checked
+ * by gpuctl_nl_rule_orphans_check(). On failure none is kept: they stay
+ * on their driver, untracked, as they were before the request.
+ */
+static int gpuctl_nl_rule_orphans_adopt(struct genl_info *info, u32 rule,
+					const char *target)
+{
+	struct pci_dev *pdev;
+	struct gpuctl_match m;
+	struct nlattr *attr;
+	const char *why;
+	int rem, ret;
+
+	nlmsg_for_each_attr(attr, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(attr) != GPUCTL_A_RULE_ORPHAN ||
+		    gpuctl_match_parse(nla_data(attr), &m, &why))
+			continue;
+		pdev = pci_get_domain_bus_and_slot(m.key >> 16,
+						   (m.key >> 8) & 0xff,
+						   m.key & 0xff);
+		if (!pdev)
+			continue;	/* it left meanwhile: no orphan */
+		ret = gpuctl_reserve_adopt_orphan(pdev, rule, target);
+		pci_dev_put(pdev);
+		if (ret) {
+			gpuctl_reserve_forget_orphans(rule);
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "no memory to keep the orphan");
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * rule-new with the id and the match of a rule the module has, carrying
+ * orphans: the reload hands them to a rule that modprobe.d gave the new
+ * module at load. Returns 1 when that is not the request.
+ */
+static int gpuctl_nl_rule_orphans_to(struct genl_info *info,
+				     const struct gpuctl_rule *tmpl,
+				     struct gpuctl_rule *rule)
+{
+	int ret;
+
+	if (!tmpl->id || rule->id != tmpl->id ||
+	    !info->attrs[GPUCTL_A_RULE_ORPHAN])
+		return 1;
+	ret = gpuctl_nl_rule_orphans_adopt(info, rule->id, tmpl->driver);
+	if (ret)
+		return ret;
+	/* No rule is new: nothing is announced. */
+	gpuctl_reserve_refresh();
+	return gpuctl_nl_rule_reply(info, rule);
+}
+
+/*
  * Track the functions a new rule names (they were not in the table), with
  * gpuctl_lock dropped as the bus scan wants, and take it again for the
  * reply and post_doit. The scan takes no device lock: it cannot wait on a
@@ -317,11 +410,16 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 	u32 id;
 
 	ret = gpuctl_nl_rule_parse(info, &tmpl);
+	if (!ret)
+		ret = gpuctl_nl_rule_orphans_check(info);
 	if (ret)
 		return ret;
 
 	rule = gpuctl_rule_find_match(&tmpl.match);
 	if (rule) {
+		ret = gpuctl_nl_rule_orphans_to(info, &tmpl, rule);
+		if (ret <= 0)
+			return ret;
 		GPUCTL_SET_ERR_MSG_FMT(info->extack, match_attr,
 				       "rule %u has this match already",
 				       rule->id);
@@ -350,6 +448,13 @@ int gpuctl_nl_rule_new_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 
 	id = rule->id;
+	ret = gpuctl_nl_rule_orphans_adopt(info, id, rule->driver);
+	if (ret) {
+		/* no device points to it yet */
+		gpuctl_rule_unlink(rule);
+		kfree(rule);
+		return ret;
+	}
 	/* Tracked functions it names are units now, with new roles. */
 	gpuctl_inventory_prune();
 	gpuctl_reserve_refresh();

@@ -25,6 +25,43 @@ module_param(take, bool, 0444);
 MODULE_PARM_DESC(take,
 		 "Take GPUs the reserve rules match from host drivers that have them at load (default: report them held)");
 
+/*
+ * The ids a module reload keeps: "gpuctl module reload" passes the running
+ * module's rules as MATCH=ID, so that a rule modprobe.d gives the new
+ * module keeps the id it had (tools/gpuctl/module.c).
+ */
+static char *rule_ids;
+module_param(rule_ids, charp, 0444);
+MODULE_PARM_DESC(rule_ids,
+		 "Ids for the reserve rules, comma-separated: MATCH=ID; set by gpuctl module reload, so that a rule keeps its id");
+
+/* The id rule_ids gives a match, 0 for none. */
+static u32 gpuctl_param_rule_id(const struct gpuctl_match *m)
+{
+	char *list, *cur, *s, *eq;
+	struct gpuctl_match each;
+	const char *why;
+	u32 id = 0;
+
+	if (!rule_ids || !*rule_ids)
+		return 0;
+	list = kstrdup(rule_ids, GFP_KERNEL);
+	if (!list)
+		return 0;
+	cur = list;
+	while (!id && (s = strsep(&cur, ","))) {
+		eq = strrchr(s, '=');
+		if (!eq)
+			continue;
+		*eq++ = '\0';
+		if (!gpuctl_match_parse(strim(s), &each, &why) &&
+		    gpuctl_match_equal(m, &each) && kstrtou32(eq, 10, &id))
+			id = 0;
+	}
+	kfree(list);
+	return id;
+}
+
 static void gpuctl_param_add(char *s)
 {
 	struct gpuctl_rule tmpl, *rule;
@@ -51,7 +88,14 @@ static void gpuctl_param_add(char *s)
 
 	tmpl.take |= take;
 	tmpl.source = GPUCTL_RULE_SOURCE_PARAM;
+	tmpl.id = gpuctl_param_rule_id(&tmpl.match);
 	rule = gpuctl_rule_insert(&tmpl);
+	if (IS_ERR(rule) && tmpl.id) {
+		pr_warn("reserve: rule '%s': id %u is taken, given a new one\n",
+			orig ?: "", tmpl.id);
+		tmpl.id = 0;
+		rule = gpuctl_rule_insert(&tmpl);
+	}
 	if (IS_ERR(rule))
 		pr_err("reserve: rule '%s' not added: %ld\n", orig ?: "",
 		       PTR_ERR(rule));

@@ -331,6 +331,98 @@ void gpuctl_reserve_dev_deleted(struct pci_dev *pdev)
 	}
 }
 
+/**
+ * gpuctl_reserve_orphans_of() - walk the orphans a rule keeps
+ * @rule: the rule's id
+ * @fn: called with each orphan's device; a non-zero return ends the walk
+ * @arg: passed to @fn
+ *
+ * An orphan whose rule went, and which waits for the worker's release, is
+ * no longer the rule's.
+ *
+ * Context: gpuctl_lock held.
+ * Return: 0, or what @fn returned.
+ */
+int gpuctl_reserve_orphans_of(u32 rule,
+			      int (*fn)(struct pci_dev *pdev, void *arg),
+			      void *arg)
+{
+	struct gpuctl_orphan *o;
+	int ret;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	list_for_each_entry(o, &gpuctl_orphans, node) {
+		if (o->rule != rule || o->release)
+			continue;
+		ret = fn(o->pdev, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * gpuctl_reserve_adopt_orphan() - keep a device as an orphan of a rule
+ * @pdev: the device, which the previous module kept as the rule's orphan
+ * @rule: the rule's id
+ * @target: the driver the previous module gave it in its driver_override
+ *
+ * A module reload carries orphans over this way (rule-new with "orphan").
+ * A device in the table is skipped: it is no orphan, and its entry
+ * follows the rules as they are. The orphan is released like any other:
+ * its override is cleared only while it still names @target, and it is
+ * unbound only from @target (gpuctl_reserve_release()).
+ *
+ * Context: gpuctl_lock held; the caller runs gpuctl_reserve_refresh().
+ * Return: 0 or -ENOMEM.
+ */
+int gpuctl_reserve_adopt_orphan(struct pci_dev *pdev, u32 rule,
+				const char *target)
+{
+	struct gpuctl_orphan *o;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	if (gpuctl_reserve_stopped || gpuctl_inventory_find_pdev(pdev))
+		return 0;
+	list_for_each_entry(o, &gpuctl_orphans, node) {
+		if (o->pdev == pdev)
+			goto set;
+	}
+	o = kzalloc(sizeof(*o), GFP_KERNEL);
+	if (!o)
+		return -ENOMEM;
+	o->pdev = pci_dev_get(pdev);
+	list_add_tail(&o->node, &gpuctl_orphans);
+set:
+	o->rule = rule;
+	o->release = false;
+	strscpy(o->target, target, sizeof(o->target));
+	pci_dbg(pdev, "orphan of rule %u on %s, carried over\n", rule, target);
+	return 0;
+}
+
+/**
+ * gpuctl_reserve_forget_orphans() - stop keeping a rule's orphans
+ * @rule: the rule's id
+ *
+ * They stay on their driver with their override, untracked, as after an
+ * unload: a rule-new that could not keep them all keeps none.
+ *
+ * Context: gpuctl_lock held.
+ */
+void gpuctl_reserve_forget_orphans(u32 rule)
+{
+	struct gpuctl_orphan *o, *tmp;
+
+	lockdep_assert_held(&gpuctl_lock);
+
+	list_for_each_entry_safe(o, tmp, &gpuctl_orphans, node)
+		if (o->rule == rule && !o->release)
+			gpuctl_reserve_orphan_free(o);
+}
+
 /*
  * An orphan tracked again hands over to its entry, which releases it when
  * no rule reserves it now; one whose rule is gone is released by the

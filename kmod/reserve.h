@@ -63,6 +63,12 @@ void gpuctl_reserve_user_gone(struct gpuctl_dev *dev);
 void gpuctl_reserve_claim(struct pci_dev *only);
 void gpuctl_reserve_dev_untracked(struct gpuctl_dev *dev);
 void gpuctl_reserve_dev_deleted(struct pci_dev *pdev);
+int gpuctl_reserve_orphans_of(u32 rule,
+			      int (*fn)(struct pci_dev *pdev, void *arg),
+			      void *arg);
+int gpuctl_reserve_adopt_orphan(struct pci_dev *pdev, u32 rule,
+				const char *target);
+void gpuctl_reserve_forget_orphans(u32 rule);
 void gpuctl_reserve_kick(void);
 bool gpuctl_reserve_pending(const struct gpuctl_dev *dev);
 bool gpuctl_reserve_vfio_busy(const struct gpuctl_dev *dev);
