@@ -527,7 +527,7 @@ int nlc_parse_rule(const struct nlmsghdr *nlh, struct nlc_rule *r)
 	int rem;
 
 	memset(r, 0, sizeof(*r));
-	/* Walked by hand: DEVICE and WARNING repeat. */
+	/* Walked by hand: DEVICE, WARNING and ORPHAN repeat. */
 	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0),
 			  rem) {
 		int type = nla_type(a);
@@ -565,6 +565,11 @@ int nlc_parse_rule(const struct nlmsghdr *nlh, struct nlc_rule *r)
 			if (r->nwarnings >= NLC_MAX_WARNINGS)
 				return -E2BIG;
 			nla_strlcpy(r->warnings[r->nwarnings++], a, NLC_TEXT_LEN);
+			break;
+		case GPUCTL_A_RULE_ORPHAN:
+			if (r->norphans >= NLC_MAX_MEMBERS)
+				return -E2BIG;
+			nla_strlcpy(r->orphans[r->norphans++], a, NLC_ADDR_LEN);
 			break;
 		}
 	}
@@ -1057,6 +1062,10 @@ void nlc_print_rule(FILE *f, const char *prefix, const struct nlc_rule *r)
 		fprintf(f, "%s%s", i ? "," : "", r->devices[i]);
 	for (i = 0; i < r->nwarnings; i++)
 		fprintf(f, " warning=%s", r->warnings[i]);
+	if (r->norphans)
+		fprintf(f, " orphans=");
+	for (i = 0; i < r->norphans; i++)
+		fprintf(f, "%s%s", i ? "," : "", r->orphans[i]);
 	fputc('\n', f);
 }
 

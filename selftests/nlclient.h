@@ -89,6 +89,8 @@ struct nlc_rule {
 	char devices[NLC_MAX_MEMBERS][NLC_ADDR_LEN];
 	int nwarnings;
 	char warnings[NLC_MAX_WARNINGS][NLC_TEXT_LEN];
+	int norphans;
+	char orphans[NLC_MAX_MEMBERS][NLC_ADDR_LEN];
 };
 
 /* One alloc-get reply or allocation notification. */

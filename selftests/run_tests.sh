@@ -127,7 +127,7 @@ test_qemu_guest.sh	9
 test_reserve.sh		12
 test_reserve_groups.sh	7
 test_reserve_noiommu.sh	3
-test_reserve_orphan.sh	5
+test_reserve_orphan.sh	7
 test_rule_match.sh	11
 test_sriov.sh		8
 test_tool.sh		22

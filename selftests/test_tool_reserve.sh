@@ -78,7 +78,9 @@ rules_as_nl() {
 		(if .force then " force=1" else "" end) +
 		(if .take then " take=1" else "" end) +
 		" source=\(.source) devices=\(.devices | join(","))" +
-		([.warnings[] | " warning=" + .] | join(""))'
+		([.warnings[] | " warning=" + .] | join("")) +
+		(if (.orphans | length) > 0
+		 then " orphans=" + (.orphans | join(",")) else "" end)'
 }
 
 rule_id() {	# MATCH: the id gpuctl-nl sees for it

@@ -175,6 +175,8 @@ struct rule_info {
 	char (*devs)[ADDR_BUFSZ];
 	size_t nwarnings;
 	char **warnings;
+	size_t norphans;
+	char (*orphans)[ADDR_BUFSZ];	/* kept on its driver, GPU gone */
 };
 
 enum rule_form {

@@ -201,7 +201,7 @@ static int module_blockers(const struct nl_list *devs,
  * The running module's id cursors, as "next_alloc_id=N next_rule_id=M",
  * for the module that replaces it; "" from a module that has none.
  */
-static void module_cursors(char *buf, size_t size)
+static size_t module_cursors(char *buf, size_t size)
 {
 	static const char *const names[] = { "next_alloc_id", "next_rule_id" };
 	char path[96], val[24];
@@ -217,6 +217,24 @@ static void module_cursors(char *buf, size_t size)
 		len += snprintf(buf + len, size - len, "%s%s=%s",
 				len ? " " : "", names[i], val);
 	}
+	return len;
+}
+
+/*
+ * The old module's rules as the parameter " rule_ids=MATCH=ID,...", so
+ * that a rule modprobe.d gives the new module at load keeps the id it had
+ * (kmod/param.c); "" when there are none. A module without the parameter
+ * ignores it.
+ */
+static void module_rule_ids(char *buf, size_t size, const struct nl_list *rules)
+{
+	const struct rule_info *r = rules->v;
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < rules->n && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s=%u",
+				i ? "," : " rule_ids=", r[i].match, r[i].id);
 }
 
 /* The devices and the allocations (@allocs initialized), or an exit code */
@@ -325,7 +343,7 @@ static void module_in_use_print(void)
  */
 static int module_load(const char *ko, char *params)
 {
-	char *argv[6] = { NULL };
+	char *argv[8] = { NULL };
 	char *save = NULL, *p;
 	int fd, ret, status;
 	size_t argc = 0;
@@ -365,8 +383,10 @@ static void module_rules_print(FILE *fp, const struct nl_list *rules)
 }
 
 /*
- * Adds the old module's rules to the new one, in their order; a match the
- * new module has already (a modprobe.d option) is left as it is.
+ * Adds the old module's rules to the new one, in their order, each with
+ * its orphans. A match the new module has already (a modprobe.d option)
+ * is left as it is; it has the old rule's id through rule_ids
+ * (module_rule_ids()), and is handed the old rule's orphans.
  */
 static int module_rules_restore(struct nl_ctx *nl,
 				const struct nl_list *rules)
@@ -385,7 +405,7 @@ static int module_rules_restore(struct nl_ctx *nl,
 		for (j = 0; j < now.n; j++)
 			if (!strcmp(have[j].match, r[i].match))
 				break;
-		if (j < now.n)
+		if (j < now.n && (have[j].id != r[i].id || !r[i].norphans))
 			continue;
 		memset(&spec, 0, sizeof(spec));
 		spec.id = r[i].id;
@@ -393,6 +413,8 @@ static int module_rules_restore(struct nl_ctx *nl,
 		snprintf(spec.driver, sizeof(spec.driver), "%s", r[i].driver);
 		spec.force = r[i].force;
 		spec.take = r[i].take;
+		spec.orphans = r[i].orphans;
+		spec.norphans = r[i].norphans;
 		reserve_list_init(&added);
 		ret = reserve_new(nl, &spec, &added);
 		nl_list_free(&added);
@@ -454,8 +476,9 @@ static int module_reload(struct gpuctl *g, const char *ko)
 	struct nl_list devs = {};
 	struct module_id run, inst;
 	struct nl_list allocs, rules;
-	char params[96];
+	char *params = NULL;
 	struct nl_ctx *nl;
+	size_t size, len;
 	int ret, err;
 
 	if (module_running(&run)) {
@@ -512,7 +535,16 @@ static int module_reload(struct gpuctl *g, const char *ko)
 		goto out;
 	}
 	/* read after the last allocation request to this module */
-	module_cursors(params, sizeof(params));
+	size = 96 + rules.n * (GPUCTL_MATCH_LEN + 16);
+	params = malloc(size);
+	if (!params) {
+		fprintf(stderr, "gpuctl: module reload: out of memory; restoring the ledger\n");
+		alloc_restore(g, MODULE_LEDGER);
+		ret = EXIT_KERNEL;
+		goto out;
+	}
+	len = module_cursors(params, size);
+	module_rule_ids(params + len, size - len, &rules);
 
 	/* the socket pins nothing, but it would name the old family */
 	nl_close(&g->nl);
@@ -558,6 +590,7 @@ static int module_reload(struct gpuctl *g, const char *ko)
 	fprintf(stderr, "gpuctl: module %s loaded: %zu rules and %zu allocations carried over\n",
 		run.version, rules.n, allocs.n);
 out:
+	free(params);
 	nl_list_free(&rules);
 	nl_list_free(&devs);
 	nl_list_free(&allocs);

@@ -34,10 +34,24 @@ static int rule_strv_add(char ***v, size_t *n, const char *s)
 	return 0;
 }
 
+/* Append a device address attribute to @v, of @n entries */
+static int rule_addr_add(char (**v)[ADDR_BUFSZ], size_t *n,
+			 const struct nlattr *attr)
+{
+	char (*nv)[ADDR_BUFSZ];
+
+	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+		return -1;
+	nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return -1;
+	*v = nv;
+	snprintf(nv[(*n)++], ADDR_BUFSZ, "%s", mnl_attr_get_str(attr));
+	return 0;
+}
+
 static int rule_attr_add(struct rule_info *r, const struct nlattr *attr)
 {
-	char (*devs)[ADDR_BUFSZ];
-
 	switch (mnl_attr_get_type(attr)) {
 	case GPUCTL_A_RULE_ID:
 		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
@@ -68,15 +82,9 @@ static int rule_attr_add(struct rule_info *r, const struct nlattr *attr)
 		r->source = mnl_attr_get_u32(attr);
 		break;
 	case GPUCTL_A_RULE_DEVICE:
-		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
-			return -1;
-		devs = realloc(r->devs, (r->ndevs + 1) * sizeof(*devs));
-		if (!devs)
-			return -1;
-		r->devs = devs;
-		snprintf(devs[r->ndevs++], ADDR_BUFSZ, "%s",
-			 mnl_attr_get_str(attr));
-		break;
+		return rule_addr_add(&r->devs, &r->ndevs, attr);
+	case GPUCTL_A_RULE_ORPHAN:
+		return rule_addr_add(&r->orphans, &r->norphans, attr);
 	case GPUCTL_A_RULE_WARNING:
 		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
 			return -1;
@@ -112,10 +120,13 @@ void rule_info_release(struct rule_info *r)
 		free(r->warnings[i]);
 	free(r->warnings);
 	free(r->devs);
+	free(r->orphans);
 	r->warnings = NULL;
 	r->devs = NULL;
+	r->orphans = NULL;
 	r->nwarnings = 0;
 	r->ndevs = 0;
+	r->norphans = 0;
 }
 
 /**
@@ -149,6 +160,15 @@ void rule_info_print(const struct rule_info *r, enum rule_form form)
 		print_string(PRINT_ANY, NULL, " %s", r->devs[i]);
 	if (!r->ndevs)
 		print_string(PRINT_FP, NULL, "%s", " -");
+	close_json_array(PRINT_JSON, NULL);
+
+	/* devices it keeps although their GPU went; rare, so only if any */
+	if (r->norphans)
+		print_string(PRINT_FP, NULL, "%s",
+			     line ? " orphans" : "\n  orphans:");
+	open_json_array(PRINT_JSON, "orphans");
+	for (i = 0; i < r->norphans; i++)
+		print_string(PRINT_ANY, NULL, " %s", r->orphans[i]);
 	close_json_array(PRINT_JSON, NULL);
 
 	open_json_array(PRINT_JSON, "warnings");
@@ -248,6 +268,7 @@ int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
 	const struct rule_info *rule;
 	struct nlmsghdr *nlh;
 	struct nl_list now;
+	size_t i;
 	int ret;
 
 	nlh = nl_msg_start(nl, GPUCTL_CMD_RULE_NEW, false);
@@ -261,6 +282,8 @@ int reserve_new(struct nl_ctx *nl, const struct rule_spec *r,
 		mnl_attr_put(nlh, GPUCTL_A_RULE_FORCE, 0, NULL);
 	if (r->take)
 		mnl_attr_put(nlh, GPUCTL_A_RULE_TAKE, 0, NULL);
+	for (i = 0; i < r->norphans; i++)
+		mnl_attr_put_strz(nlh, GPUCTL_A_RULE_ORPHAN, r->orphans[i]);
 	ret = nl_collect(nl, nlh, list);
 	if (ret || list->n != 1)
 		return ret;

@@ -28,6 +28,9 @@ struct rule_spec {
 	bool force;
 	bool take;
 	unsigned int line;			/* in its config file */
+	/* a module reload's: the old module's orphans of the rule */
+	size_t norphans;
+	char (*orphans)[ADDR_BUFSZ];
 };
 
 struct rule_set {
