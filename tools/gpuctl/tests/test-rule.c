@@ -391,6 +391,7 @@ static struct nlmsghdr *fake_rule_msg(char *buf)
 	mnl_attr_put_u32(nlh, GPUCTL_A_RULE_SOURCE, GPUCTL_RULE_SOURCE_NETLINK);
 	mnl_attr_put_strz(nlh, GPUCTL_A_RULE_DEVICE, "0000:09:00.0");
 	mnl_attr_put_strz(nlh, GPUCTL_A_RULE_DEVICE, "0000:09:00.1");
+	mnl_attr_put_strz(nlh, GPUCTL_A_RULE_ORPHAN, "0000:09:00.2");
 	mnl_attr_put_strz(nlh, GPUCTL_A_RULE_WARNING,
 			  "group 9 is not viable: 0000:09:01.0 is bound to e1000");
 	/* an attribute from a future module must be skipped */
@@ -401,12 +402,14 @@ static struct nlmsghdr *fake_rule_msg(char *buf)
 #define RULE_WARNING "group 9 is not viable: 0000:09:01.0 is bound to e1000"
 #define RULE_LINE \
 	"rule 2 match 0000:09:00.0 driver vfio-pci take source netlink" \
-	" devices 0000:09:00.0 0000:09:00.1 warning \"" RULE_WARNING "\""
+	" devices 0000:09:00.0 0000:09:00.1 orphans 0000:09:00.2" \
+	" warning \"" RULE_WARNING "\""
 #define RULE_JSON \
 	"{\"rules\":[{\"id\":2,\"match\":\"0000:09:00.0\"," \
 	"\"driver\":\"vfio-pci\",\"force\":false,\"take\":true," \
 	"\"source\":\"netlink\"," \
 	"\"devices\":[\"0000:09:00.0\",\"0000:09:00.1\"]," \
+	"\"orphans\":[\"0000:09:00.2\"]," \
 	"\"warnings\":[\"" RULE_WARNING "\"]}]}\n"
 
 static const struct {
@@ -425,12 +428,14 @@ static const struct {
 	{ "rule text of reserve show", false, RULE_FORM_BLOCK,
 	  "rule 2 match 0000:09:00.0 driver vfio-pci take source netlink\n"
 	  "  devices: 0000:09:00.0 0000:09:00.1\n"
+	  "  orphans: 0000:09:00.2\n"
 	  "  warning: " RULE_WARNING "\n",
 	  "" },
 	{ "rule text of reserve add, warnings on stderr", false,
 	  RULE_FORM_ADDED,
 	  "rule 2 match 0000:09:00.0 driver vfio-pci take source netlink\n"
-	  "  devices: 0000:09:00.0 0000:09:00.1\n",
+	  "  devices: 0000:09:00.0 0000:09:00.1\n"
+	  "  orphans: 0000:09:00.2\n",
 	  "Warning: " RULE_WARNING "\n" },
 };
 
@@ -492,7 +497,7 @@ static void test_rule_output(void)
 	check_str("rule without devices", out,
 		  "rule 1 match 10de:* driver pci-stub force source param\n"
 		  "  devices: -\n"
-		  "{\"rules\":[{\"id\":1,\"match\":\"10de:*\",\"driver\":\"pci-stub\",\"force\":true,\"take\":false,\"source\":\"param\",\"devices\":[],\"warnings\":[]}]}\n");
+		  "{\"rules\":[{\"id\":1,\"match\":\"10de:*\",\"driver\":\"pci-stub\",\"force\":true,\"take\":false,\"source\":\"param\",\"devices\":[],\"orphans\":[],\"warnings\":[]}]}\n");
 	free(out);
 	free(err);
 
