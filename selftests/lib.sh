@@ -1053,14 +1053,16 @@ QEMU_SOCK_DIR=
 # through PREFIX (setpriv ...) if given. Its output goes to $TMP/NAME.out,
 # its QMP socket is NAME.sock in QEMU_SOCK_DIR.
 qemu_start() {
-	local name=$1 dev=$2
+	local name=$1 dev=$2 guest=()
 	shift 2
 
 	QEMU_OUT=$TMP/$name.out
 	QEMU_SOCK=${QEMU_SOCK_DIR:-$TMP}/$name.sock
-	echo "# qemu-system-x86_64 -S ... -device $dev${*:+ ($*)}"
+	# QEMU_GUEST: the guest name, as libvirt passes the domain's
+	[ -n "${QEMU_GUEST:-}" ] && guest=(-name "guest=$QEMU_GUEST,debug-threads=on")
+	echo "# qemu-system-x86_64 -S ${guest[*]} ... -device $dev${*:+ ($*)}"
 	"$@" qemu-system-x86_64 -S -nodefaults -no-user-config -display none \
-		-machine q35 -m 64 -accel tcg \
+		"${guest[@]}" -machine q35 -m 64 -accel tcg \
 		-device "$dev" \
 		-qmp "unix:$QEMU_SOCK,server=on,wait=off" \
 		>"$QEMU_OUT" 2>&1 &

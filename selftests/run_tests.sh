@@ -123,7 +123,7 @@ test_module_reload.sh	9
 test_noiommu.sh		9
 test_packages.sh	14
 test_privilege.sh	11
-test_qemu_guest.sh	9
+test_qemu_guest.sh	10
 test_reserve.sh		12
 test_reserve_groups.sh	7
 test_reserve_noiommu.sh	3

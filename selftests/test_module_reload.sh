@@ -274,9 +274,11 @@ check_reload_vms() {
 	nl_alloc_del "$first" || return 1
 	nl_alloc_new owner "$VM3" id 43 name vm-three device "$VF" || return 1
 	ulimit -l unlimited && modprobe vfio_iommu_type1 || return 1
-	qemu_start vm-two "vfio-pci,host=$MF_GPU" && qemu_ready || return 1
+	QEMU_GUEST=vm-two qemu_start vm-two "vfio-pci,host=$MF_GPU" && qemu_ready ||
+		return 1
 	QEMU_PIDS+=("$QEMU_PID")
-	qemu_start vm-three "vfio-pci,host=$VF" && qemu_ready || return 1
+	QEMU_GUEST=vm-three qemu_start vm-three "vfio-pci,host=$VF" && qemu_ready ||
+		return 1
 	QEMU_PIDS+=("$QEMU_PID")
 	alloc_state_is 42 running && alloc_state_is 43 running || return 1
 	nl_state >"$TMP/vms.before" && vm_view >"$TMP/view.before" || return 1
@@ -312,6 +314,15 @@ check_reload_vms() {
 		echo "the kernel log tells of a device taken away"
 		return 1
 	fi
+	# the new module does not know who holds them (vfio-pci); root's
+	# tool finds each QEMU in /proc, its guest name its allocation's
+	gpuctl -j dev show >"$TMP/devs.json" || return 1
+	json_check --arg g "$MF_GPU" --arg v "$VF" --argjson p2 "${QEMU_PIDS[0]}" \
+		--argjson p3 "${QEMU_PIDS[1]}" '[.devices[] |
+		select(.address == ($g, $v)) | .holder | [.pid, .vm, .match, .found_by]] ==
+		[[$p2, "vm-two", "owner", "proc"], [$p3, "vm-three", "owner", "proc"]]' \
+		"$TMP/devs.json" || return 1
+
 	# the new module goes on counting where the old one stopped
 	[ "$(cat /sys/module/gpuctl/parameters/next_alloc_id)" = "$next" ] ||
 		{ echo "next_alloc_id is not $next"; return 1; }

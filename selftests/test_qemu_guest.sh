@@ -9,8 +9,10 @@
 # "quit" or by SIGTERM, must end a detach-on-stop allocation; a QEMU of the
 # wrong uid fails with "Operation not permitted" and the owner's starts. On
 # plain vfio-pci gpuctl observes the same VM from its group: running with
-# an unknown holder, and detached when it quits. Checked through the
-# independent client gpuctl-nl.
+# an unknown holder, and detached when it quits; the tool then finds the
+# holder in /proc, for root only, with QEMU's guest name, and says whether
+# it is the allocation's VM. Checked through the independent client
+# gpuctl-nl.
 #
 # The guest's root is the host's, so its QEMU is the host's. VFIO maps the
 # nested guest's RAM for DMA, hence vfio_iommu_type1 (on the topology's
@@ -20,8 +22,9 @@
 # from bochs-drm by the test's rules.
 
 # Stage functions run through ktap_run_stage or a trap; gpuctl_load takes
-# optional insmod arguments.
-# shellcheck disable=SC2317,SC2119
+# optional insmod arguments; json_check's jq filters name jq variables in
+# single quotes.
+# shellcheck disable=SC2317,SC2119,SC2016
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -34,6 +37,7 @@ OWNER=2f6d9b3e-7c41-4a0e-b5d8-6e9f0a1b2c3d
 COMM=qemu-system-x86
 # the QMP sockets, where the QEMUs run through setpriv may create theirs
 QEMU_SOCK_DIR=$TMP/q
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 cleanup() {
 	qemu_kill
@@ -165,21 +169,91 @@ check_owner_uid() {
 	nl_alloc_has "$ALLOC" state=idle
 }
 
-# Plain vfio-pci: gpuctl observes the VM from its group, holder unknown.
+# holder_check PID VM MATCH: gpuctl -j dev show, as root, names PID
+# (found in /proc), its comm and uid, its guest name VM, and MATCH; a
+# user other than root is told of no holder.
+holder_check() {
+	gpuctl -j dev show "$GPU" >"$TMP/dev.json" || return 1
+	json_check --argjson pid "$1" --arg vm "$2" --arg m "$3" --arg comm "$COMM" '
+		.devices | length == 1 and (.[0].holder |
+		.pid == $pid and .comm == $comm and .uid == 0 and .vm == $vm and
+		.match == $m and .found_by == "proc")' "$TMP/dev.json" || return 1
+	gpuctl dev show "$GPU" >"$TMP/dev.txt" || return 1
+	grep -q " qemu-system-x86\[$1\]" "$TMP/dev.txt" || return 1
+	# the module tells other users nothing of holders; nor does the tool
+	"${NOBODY[@]}" gpuctl -j dev show "$GPU" >"$TMP/dev.json" || return 1
+	json_check '.devices[0].holder == null' "$TMP/dev.json"
+}
+
+# Plain vfio-pci: gpuctl observes the VM from its group; the module does
+# not know the holder, the tool finds it in /proc, with its guest name.
 check_observed() {
 	vfio_nodes_restore
 	nl_alloc_del "$ALLOC" && nl_rule_del "$RULE" || return 1
 	expect_pci_driver "$GPU" bochs-drm 30 || return 1
 	nl_rule_new "$GPU" take || return 1
 	expect_pci_driver "$GPU" vfio-pci 0 || return 1
-	nl_alloc_new owner "$OWNER" device "$GPU" detach-on-stop || return 1
+	nl_alloc_new owner "$OWNER" name vm-one device "$GPU" detach-on-stop ||
+		return 1
 	nlmon_mark
-	gpu_vm_start observed || return 1
+	QEMU_GUEST=vm-one gpu_vm_start observed || return 1
 	qemu_wait_holder 0 || return 1
 	nl_dev_has "$GPU" "allocation=$ALLOC" open_match=unknown || return 1
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)" || return 1
+	holder_check "$QEMU_PID" vm-one owner || return 1
 	nlmon_mark
 	qemu_quit && detach_checks 0 vfio-pci
+}
+
+# gpuctl -j doctor into $TMP/doctor.json: a check of the guest's own boot
+# may fail (exit 4), which is not this test's
+doctor_json() {
+	local rc=0
+
+	gpuctl -j doctor >"$TMP/doctor.json" || rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 4 ] || { echo "doctor: exit $rc"; return 1; }
+}
+
+# A QEMU that holds the GPU without an allocation: CloudStack's used_by_vm
+# is its guest name (CloudStack's agent rules read it), not free, and
+# doctor warns. Allocated to another guest name, it is named a mismatch
+# in dev show, alloc show, metrics (promtool reads them) and doctor.
+check_mismatch() {
+	local pid who
+
+	QEMU_GUEST=vm-two gpu_vm_start mismatch || return 1
+	qemu_wait_holder 0 || return 1
+	pid=$QEMU_PID
+	holder_check "$pid" vm-two unallocated || return 1
+	who="qemu-system-x86[$pid] (guest vm-two)"
+	gpuctl export cloudstack >"$TMP/cs.json" || return 1
+	"$GPUCTL_ROOT/selftests/cloudstack/agent_parse.py" "$TMP/cs.json" >/dev/null ||
+		return 1
+	json_check --arg a "${GPU#0000:}" '.gpus[] | select(.pci_address == $a) |
+		.full_passthrough.used_by_vm == "vm-two"' "$TMP/cs.json" || return 1
+	doctor_json || return 1
+	json_check --arg s "$GPU is open by $who, but no allocation has it" '
+		.checks[] | select(.id == "vfio-holders") |
+		.status == "warn" and .summary == $s' "$TMP/doctor.json" || return 1
+
+	nl_alloc_new owner "$OWNER" name vm-one device "$GPU" || return 1
+	holder_check "$pid" vm-two mismatch || return 1
+	gpuctl dev show "$GPU" >"$TMP/dev.txt" || return 1
+	grep -q " qemu-system-x86\[$pid\] (mismatch)" "$TMP/dev.txt" || return 1
+	gpuctl -j alloc show "$ALLOC" >"$TMP/alloc.json" || return 1
+	json_check --arg g "$GPU" --argjson pid "$pid" --arg comm "$COMM" '
+		.allocations[0].holders == [{"dev": $g, "pid": $pid, "comm": $comm,
+		"vm": "vm-two", "match": "mismatch"}]' "$TMP/alloc.json" || return 1
+	gpuctl alloc show "$ALLOC" | tee "$TMP/alloc.txt" |
+		grep -qx "  holders: $GPU $COMM\[$pid\] guest vm-two (mismatch)" || return 1
+	gpuctl metrics "$TMP/m.prom" && promtool check metrics <"$TMP/m.prom" || return 1
+	grep -qx "gpuctl_device_holder_info{address=\"$GPU\",pid=\"$pid\",comm=\"$COMM\",vm=\"vm-two\",match=\"mismatch\"} 1" \
+		"$TMP/m.prom" || { grep holder "$TMP/m.prom"; return 1; }
+	doctor_json || return 1
+	json_check --arg s "$GPU of allocation $ALLOC is open by $who, not by its VM" '
+		.checks[] | select(.id == "vfio-holders") |
+		.status == "warn" and .summary == $s' "$TMP/doctor.json" || return 1
+	qemu_quit && nl_alloc_del "$ALLOC"
 }
 
 check_cleanup() {
@@ -190,7 +264,7 @@ check_cleanup() {
 }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 gpuctl_load || { ktap_info "cannot load $GPUCTL_KO"; exit 1; }
 nlmon_start || ktap_info "gpuctl-nl monitor did not start"
 
@@ -201,7 +275,10 @@ ktap_run_stage "SIGTERM: QEMU's exit ends a detach-on-stop allocation too" check
 ktap_run_stage "enforcement: $GPU allocated to uid 65534" check_enforce_setup
 ktap_run_stage "QEMU as uid 1000: Operation not permitted, open refused" check_wrong_uid
 ktap_run_stage "QEMU as uid 65534: holder, running, idle after quit" check_owner_uid
-ktap_run_stage "plain vfio-pci: QEMU observed, unknown holder, quit detaches" check_observed
+ktap_run_stage "plain vfio-pci: QEMU observed, found in /proc by name, quit detaches" \
+	check_observed
+ktap_run_stage "plain vfio-pci: another guest name is a mismatch in every output" \
+	check_mismatch
 ktap_run_stage "rule-del gives $GPU back to bochs-drm" check_cleanup
 
 nlmon_stop

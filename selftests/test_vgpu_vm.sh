@@ -8,6 +8,8 @@
 # gpuctl reads the open from the vfio core's count (kmod/mdev-watch.c), so:
 #   - the instance shows open (mdev-get, to root only; vgpu show) and its
 #     allocation running, and alloc-del is refused while it is open;
+#   - root's vgpu show and alloc show name the QEMU that holds it, found
+#     in /proc, with its guest name;
 #   - vgpu del refuses an open instance instead of waiting for the VM;
 #   - when QEMU quits, a detach-on-stop allocation ends ("detached", seen
 #     by a YNL ledger subscriber), and another goes back to idle.
@@ -44,7 +46,7 @@ trap cleanup EXIT
 
 # vm_start: the nested QEMU (lib.sh) with the instance assigned
 vm_start() {
-	qemu_start vm "vfio-pci,sysfsdev=$MDEVS/$U"
+	QEMU_GUEST=vm-mdev qemu_start vm "vfio-pci,sysfsdev=$MDEVS/$U"
 }
 
 mdev_field() {	# FIELD: the instance's FIELD per mdev-get, as root
@@ -100,7 +102,16 @@ check_vm_opens() {
 	vm_start
 	wait_open 1 || return 1
 	[ "$(alloc_state "$id")" = running ] || return 1
-	gpuctl vgpu show "$U" | grep -q " alloc $id open\$" || return 1
+	# the module knows it is open; root's tool finds QEMU in /proc
+	gpuctl vgpu show "$U" |
+		grep -q " alloc $id open holder qemu-system-x86\[$QEMU_PID\]\$" || return 1
+	gpuctl -j vgpu show "$U" | json_check --argjson pid "$QEMU_PID" '
+		.vgpus[0].holder == {"pid": $pid, "comm": "qemu-system-x86", "uid": 0,
+		"vm": "vm-mdev", "match": "owner"}' || return 1
+	gpuctl -j alloc show "$id" | json_check --arg u "$U" --argjson pid "$QEMU_PID" '
+		.allocations[0].holders == [{"dev": $u, "pid": $pid,
+		"comm": "qemu-system-x86", "vm": "vm-mdev", "match": "owner"}]' ||
+		return 1
 	# whether it is open is root's, as a device's holder
 	setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		env PYTHONPATH="$YNL_DIR" /usr/bin/python3 "$YNL_DIR/cli.py" \

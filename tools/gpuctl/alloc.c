@@ -16,6 +16,7 @@
 #include <linux/gpuctl.h>
 
 #include "gpuctl.h"
+#include "holders.h"
 #include "json_print.h"
 
 static int alloc_str(const struct nlattr *attr, char *buf, size_t size)
@@ -162,6 +163,9 @@ void alloc_info_release(struct alloc_info *al)
 	free(al->vgpus);
 	al->vgpus = NULL;
 	al->nvgpus = 0;
+	free(al->holders);
+	al->holders = NULL;
+	al->nholders = 0;
 }
 
 /* "name vm1" in text and "name":"vm1" in JSON, or "name":null */
@@ -183,6 +187,43 @@ static void print_opt_uint(const char *key, bool has, u32 value)
 		print_uint(PRINT_ANY, key, fmt, value);
 	else
 		print_null(PRINT_JSON, key, NULL, NULL);
+}
+
+/*
+ * Who has its devices open, "holders": one line in text, as
+ * "ADDR COMM[PID] guest VM (MATCH)", each match but the owner's said.
+ */
+static void alloc_holders_print(const struct alloc_info *al)
+{
+	const struct alloc_holder *h;
+	size_t i;
+
+	if (al->nholders)
+		print_string(PRINT_FP, NULL, "%s", "\n  holders:");
+	open_json_array(PRINT_JSON, "holders");
+	for (i = 0; i < al->nholders; i++) {
+		h = &al->holders[i];
+		open_json_object(NULL);
+		print_string(PRINT_FP, NULL, "%s", i ? "," : "");
+		print_string(PRINT_ANY, "dev", " %s", h->dev);
+		print_uint(PRINT_JSON, "pid", NULL, h->pid);
+		print_string(PRINT_JSON, "comm", NULL, h->comm[0] ? h->comm : NULL);
+		print_string(PRINT_JSON, "vm", NULL, h->vm[0] ? h->vm : NULL);
+		print_string(PRINT_JSON, "match", NULL, open_match_name(h->match));
+		if (h->pid)
+			print_string(PRINT_FP, NULL, " %s", h->comm);
+		if (h->pid)
+			print_uint(PRINT_FP, NULL, "[%u]", h->pid);
+		else
+			print_string(PRINT_FP, NULL, "%s", " unknown");
+		if (h->vm[0])
+			print_string(PRINT_FP, NULL, " guest %s", h->vm);
+		if (h->match != GPUCTL_OPEN_MATCH_OWNER)
+			print_string(PRINT_FP, NULL, " (%s)",
+				     open_match_name(h->match));
+		close_json_object();
+	}
+	close_json_array(PRINT_JSON, NULL);
 }
 
 /**
@@ -269,6 +310,8 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 		if (al->vgpus[i].made)
 			print_string(PRINT_FP, NULL, "%s", " (made)");
 	}
+	if (al->holders_read)
+		alloc_holders_print(al);
 }
 
 static int alloc_parse(const struct nlmsghdr *nlh, void *elem)
@@ -603,6 +646,78 @@ static int cmd_alloc_del(struct gpuctl *g, struct args *a)
 	return ret;
 }
 
+static int alloc_holder_add(struct alloc_info *al, const char *dev, u32 pid,
+			    const char *comm, const char *vm, u32 match)
+{
+	struct alloc_holder *h;
+
+	h = realloc(al->holders, (al->nholders + 1) * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	al->holders = h;
+	h = &h[al->nholders++];
+	memset(h, 0, sizeof(*h));
+	snprintf(h->dev, sizeof(h->dev), "%s", dev);
+	h->pid = pid;
+	snprintf(h->comm, sizeof(h->comm), "%s", comm);
+	snprintf(h->vm, sizeof(h->vm), "%s", vm);
+	h->match = match;
+	return 0;
+}
+
+/* One allocation's holders, from the devices and the vGPUs */
+static void alloc_holders_of(struct alloc_info *al, const struct nl_list *devs,
+			     const struct nl_list *vgpus)
+{
+	const struct dev_info *d = devs->v;
+	const struct vgpu_info *v = vgpus->v;
+	size_t i;
+
+	al->holders_read = true;
+	for (i = 0; i < devs->n; i++) {
+		if (!d[i].has_holder || !d[i].has_allocation ||
+		    d[i].allocation != al->id)
+			continue;
+		if (alloc_holder_add(al, d[i].address, d[i].holder_pid,
+				     d[i].has_holder_comm ? d[i].holder_comm : "",
+				     d[i].holder_vm, d[i].open_match))
+			return;
+	}
+	for (i = 0; i < vgpus->n; i++) {
+		if (!v[i].open || !v[i].has_allocation ||
+		    v[i].allocation != al->id)
+			continue;
+		if (alloc_holder_add(al, v[i].uuid, v[i].holder_pid,
+				     v[i].holder_comm, v[i].holder_vm,
+				     v[i].has_holder ? v[i].holder_match :
+				     GPUCTL_OPEN_MATCH_UNKNOWN))
+			return;
+	}
+}
+
+/*
+ * For root: who has each allocation's devices and vGPUs open, the
+ * module's holders and those found in /proc (holders.c)
+ */
+static void alloc_holders_read(struct gpuctl *g, struct nl_list *list)
+{
+	struct nl_list devs, vgpus;
+	struct nl_ctx *nl;
+	size_t i;
+
+	if (geteuid() || gpuctl_nl(g, &nl) || dev_dump(nl, &devs))
+		return;
+	if (!vgpu_dump(nl, &vgpus)) {
+		holders_fill(&devs, list);
+		holders_fill_vgpus(&vgpus, list);
+		for (i = 0; i < list->n; i++)
+			alloc_holders_of((struct alloc_info *)list->v + i,
+					 &devs, &vgpus);
+		nl_list_free(&vgpus);
+	}
+	nl_list_free(&devs);
+}
+
 static int cmd_alloc_show(struct gpuctl *g, struct args *a)
 {
 	static const struct show_by_id show = {
@@ -616,8 +731,10 @@ static int cmd_alloc_show(struct gpuctl *g, struct args *a)
 
 	alloc_list_init(&list);
 	ret = show_by_id(g, a, &show, &list, &collected);
-	if (collected)
+	if (collected) {
+		alloc_holders_read(g, &list);
 		alloc_list_print(&list);
+	}
 	nl_list_free(&list);
 	return ret;
 }

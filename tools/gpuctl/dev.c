@@ -14,6 +14,7 @@
 
 #include "conf.h"
 #include "gpuctl.h"
+#include "holders.h"
 #include "pci_names.h"
 #include "json_print.h"
 #include "vf_sysfs.h"
@@ -231,7 +232,8 @@ void dev_vgpu_type_read(struct dev_info *d)
 static void dev_holder_cell(const struct dev_info *d, char *buf, size_t size)
 {
 	bool odd = d->open_match == GPUCTL_OPEN_MATCH_OTHER ||
-		   d->open_match == GPUCTL_OPEN_MATCH_UNALLOCATED;
+		   d->open_match == GPUCTL_OPEN_MATCH_UNALLOCATED ||
+		   d->open_match == HOLDER_MATCH_MISMATCH;
 	int n;
 
 	if (!d->has_holder) {
@@ -392,6 +394,11 @@ static void dev_holder_print(const struct dev_info *d, const int *widths)
 			print_null(PRINT_JSON, "since", NULL, NULL);
 		print_string(PRINT_JSON, "match", NULL,
 			     open_match_name(d->open_match));
+		print_string(PRINT_JSON, "vm", NULL,
+			     d->holder_vm[0] ? d->holder_vm : NULL);
+		print_string(PRINT_JSON, "found_by", NULL,
+			     !d->holder_pid ? NULL :
+			     d->holder_from_proc ? "proc" : "module");
 		close_json_object();
 	}
 	if (d->has_refused)
@@ -753,6 +760,21 @@ int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d)
 	return dev_get_one(nl, addr, d, true);
 }
 
+/*
+ * The holders the module does not know, from /proc, and their allocations
+ * for the match; only root looks, and only when one is open so.
+ */
+static void dev_holders_fill(struct nl_ctx *nl, struct nl_list *devs)
+{
+	struct nl_list allocs;
+
+	if (!holders_wanted(devs))
+		return;
+	alloc_list_init(&allocs);
+	holders_fill(devs, alloc_dump(nl, &allocs) ? NULL : &allocs);
+	nl_list_free(&allocs);
+}
+
 /* Prints one device, or every device when @addr is empty. */
 static int dev_show(struct nl_ctx *nl, const char *addr)
 {
@@ -775,6 +797,7 @@ static int dev_show(struct nl_ctx *nl, const char *addr)
 
 		for (i = 0; i < list.n; i++)
 			dev_vgpu_type_read((struct dev_info *)list.v + i);
+		dev_holders_fill(nl, &list);
 		dev_list_print(&devs);
 	}
 	nl_list_free(&list);

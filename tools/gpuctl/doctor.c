@@ -26,6 +26,7 @@
 
 #include "doctor.h"
 #include "gpuctl.h"
+#include "holders.h"
 #include "json_print.h"
 
 static const char *const status_names[] = {
@@ -279,6 +280,7 @@ static const struct {
 	{ "reserved-drivers", doctor_reserved },
 	{ "module-signature", doctor_signature },
 	{ "rules-ledger", doctor_ledger },
+	{ "vfio-holders", doctor_holders },
 };
 
 static void lines_print(const char *key, const char *label, char **v,
@@ -334,6 +336,8 @@ static void doctor_load(struct gpuctl *g, struct doctor *dr)
 				       &dr->allocs);
 	dr->ledger = !ret;
 	dr->ledger_err = ret;
+	if (dr->ledger)
+		holders_fill(&dr->devs, &dr->allocs);
 }
 
 /**

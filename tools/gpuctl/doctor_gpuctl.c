@@ -4,8 +4,9 @@
  *
  * gpuctl doctor, gpuctl's own checks: the module answers, every reserved
  * device is on its rule's VFIO driver in sysfs (not only in the module's
- * word) and no other device is on gpuctl's, and the rules and the ledger
- * hold nothing that needs a hand.
+ * word) and no other device is on gpuctl's, the rules and the ledger
+ * hold nothing that needs a hand, and every open device is its
+ * allocation's VM's.
  */
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 
 #include "doctor.h"
 #include "gpuctl.h"
+#include "holders.h"
 
 /**
  * doctor_module() - the gpuctl module is loaded and answers
@@ -214,4 +216,73 @@ void doctor_ledger(const struct doctor *dr, struct doctor_check *c)
 			states[GPUCTL_ALLOC_STATE_LOST]);
 	doctor_set(c, DOCTOR_PASS, "%zu rules, %zu allocations", dr->rules.n,
 		   dr->allocs.n);
+}
+
+/* "qemu-system-x86[1234] (guest vm-one)", or "an unknown process" */
+static void holder_name(const struct dev_info *d, char *buf, size_t size)
+{
+	if (!d->holder_pid) {
+		snprintf(buf, size, "an unknown process");
+		return;
+	}
+	snprintf(buf, size, "%s[%u]%s%s%s",
+		 d->has_holder_comm ? d->holder_comm : "?", d->holder_pid,
+		 d->holder_vm[0] ? " (guest " : "", d->holder_vm,
+		 d->holder_vm[0] ? ")" : "");
+}
+
+/**
+ * doctor_holders() - every open device is held by its allocation's VM
+ * @dr: the doctor
+ * @c: the check
+ *
+ * A device a VM holds without an allocation reads free to the cloud
+ * stack while it is in use; one held by a VM that is not its
+ * allocation's is a VM on another's GPU. The holders the module does not
+ * know (on a VFIO driver other than gpuctl's) come from /proc
+ * (holders.c); the match is the module's, or the tool's then.
+ */
+void doctor_holders(const struct doctor *dr, struct doctor_check *c)
+{
+	const struct dev_info *d = dr->devs.v;
+	char who[sizeof(d->holder_comm) + HOLDER_VM_BUFSZ + 32];
+	size_t i, n = 0;
+
+	if (!dr->module) {
+		doctor_set(c, DOCTOR_SKIP, "needs the gpuctl module");
+		doctor_fix(c, "modprobe gpuctl");
+		return;
+	}
+	if (!dr->ledger) {
+		doctor_set(c, DOCTOR_SKIP,
+			   "the holders and the ledger need root (CAP_SYS_ADMIN) to read");
+		doctor_fix(c, "run gpuctl doctor as root");
+		return;
+	}
+	for (i = 0; i < dr->devs.n; i++) {
+		if (!d[i].has_holder)
+			continue;
+		n++;
+		holder_name(&d[i], who, sizeof(who));
+		doctor_evidence(c, "%s: open by %s, %s", d[i].address, who,
+				open_match_name(d[i].open_match));
+		if (d[i].open_match == GPUCTL_OPEN_MATCH_UNALLOCATED) {
+			doctor_set(c, DOCTOR_WARN,
+				   "%s is open by %s, but no allocation has it",
+				   d[i].address, who);
+			doctor_fix(c,
+				   "gpuctl alloc add owner UUID dev %s, for the VM that has it",
+				   d[i].address);
+		} else if (d[i].open_match == GPUCTL_OPEN_MATCH_OTHER ||
+			   d[i].open_match == HOLDER_MATCH_MISMATCH) {
+			doctor_set(c, DOCTOR_WARN,
+				   "%s of allocation %u is open by %s, not by its VM",
+				   d[i].address, d[i].allocation, who);
+			doctor_fix(c,
+				   "gpuctl alloc show %u: stop the VM that is not its own",
+				   d[i].allocation);
+		}
+	}
+	doctor_set(c, DOCTOR_PASS, "%zu devices open, each by its allocation's VM",
+		   n);
 }

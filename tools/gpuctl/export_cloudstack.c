@@ -12,8 +12,9 @@
  * prints it and as the agent's XML builder splits it. A device in another
  * domain keeps its domain, which agents before CloudStack PR #12981 read
  * wrongly. "used_by_vm" is the name of the allocation that holds the
- * function or mdev (its owner UUID when it has no name), never a guess
- * from domain XML.
+ * function or mdev (its owner UUID when it has no name), or, for one no
+ * allocation has, the guest name of the QEMU that has it open; never a
+ * guess from domain XML.
  *
  * A GPU is a tracked function of role gpu that is no VF and is a display
  * controller (class 0x03, VGA included) or a processing accelerator
@@ -69,8 +70,14 @@ static void cs_libvirt_address(const char *addr)
 	close_json_object();
 }
 
-/* The VM an allocation is for: its name, else its owner's UUID */
-static void cs_used_by_vm(const struct view *s, bool has_alloc, u32 id)
+/*
+ * The VM an allocation is for: its name, else its owner's UUID; for a
+ * device no allocation has, the guest name of the QEMU that holds it
+ * (@holder_vm, found in /proc: holders.c), so that a GPU a VM uses never
+ * reads free.
+ */
+static void cs_used_by_vm(const struct view *s, bool has_alloc, u32 id,
+			  const char *holder_vm)
 {
 	const struct alloc_info *al = s->allocs.v;
 	size_t i;
@@ -82,7 +89,10 @@ static void cs_used_by_vm(const struct view *s, bool has_alloc, u32 id)
 			     al[i].name[0] ? al[i].name : al[i].owner);
 		return;
 	}
-	print_null(PRINT_JSON, "used_by_vm", NULL, NULL);
+	if (holder_vm[0])
+		print_string(PRINT_JSON, "used_by_vm", NULL, holder_vm);
+	else
+		print_null(PRINT_JSON, "used_by_vm", NULL, NULL);
 }
 
 /* The five numbers of a profile; null when the description lacks one */
@@ -152,7 +162,8 @@ static void cs_vgpu_instances(const struct view *s, const char *gpu)
 			     v[i].type_name[0] ? v[i].type_name : v[i].type);
 		cs_profile_numbers(view_type(s, v[i].parent, v[i].type));
 		cs_libvirt_address(v[i].parent);
-		cs_used_by_vm(s, v[i].has_allocation, v[i].allocation);
+		cs_used_by_vm(s, v[i].has_allocation, v[i].allocation,
+			      v[i].holder_vm);
 		close_json_object();
 	}
 	close_json_array(PRINT_JSON, NULL);
@@ -214,7 +225,8 @@ static void cs_vf_instances(const struct view *s, const char *gpu)
 		/* what only nvidia-smi tells; null is what the agent allows */
 		cs_profile_numbers(NULL);
 		cs_libvirt_address(d[i].address);
-		cs_used_by_vm(s, d[i].has_allocation, d[i].allocation);
+		cs_used_by_vm(s, d[i].has_allocation, d[i].allocation,
+			      d[i].holder_vm);
 		close_json_object();
 	}
 	close_json_array(PRINT_JSON, NULL);
@@ -277,7 +289,7 @@ static void cs_gpu(const struct view *s, const struct dev_info *d)
 	open_json_object("full_passthrough");
 	print_int(PRINT_JSON, "enabled", NULL, whole);
 	cs_libvirt_address(d->address);
-	cs_used_by_vm(s, d->has_allocation, d->allocation);
+	cs_used_by_vm(s, d->has_allocation, d->allocation, d->holder_vm);
 	close_json_object();
 	cs_vgpu_instances(s, d->address);
 	cs_vf_instances(s, d->address);

@@ -108,6 +108,9 @@ int vgpu_type_find(const char *parent, const char *type,
 /* "vfio-pci did not bind", "bound to snd_hda_intel" */
 #define STATE_REASON_BUFSZ 128
 
+/* QEMU's "-name guest=NAME": libvirt's domain name, Nova's instance name */
+#define HOLDER_VM_BUFSZ 128
+
 /* A device as the kernel describes it, shared by dev show and monitor */
 struct dev_info {
 	char address[ADDR_BUFSZ];
@@ -147,6 +150,8 @@ struct dev_info {
 	bool has_holder_since;
 	uint64_t holder_since;
 	u32 open_match;		/* 0: the module did not say */
+	bool holder_from_proc;	/* the tool found the holder: holders.c */
+	char holder_vm[HOLDER_VM_BUFSZ];	/* QEMU's -name, "": none */
 	bool has_refused;	/* only in vfio-open-ntf */
 	char refused[STATE_REASON_BUFSZ];
 	bool has_vgpu_type;	/* a vendor VF: dev_vgpu_type_read() */
@@ -219,6 +224,18 @@ struct alloc_info {
 	char state_reason[STATE_REASON_BUFSZ];
 	u32 gpus;
 	u32 end;		/* 0: not an alloc-del-ntf */
+	bool holders_read;	/* alloc show, for root: alloc_holders_read() */
+	size_t nholders;
+	struct alloc_holder *holders;
+};
+
+/* Who has one of an allocation's devices or vGPUs open */
+struct alloc_holder {
+	char dev[GPUCTL_UUID_LEN + 1];	/* a PCI address or an mdev UUID */
+	u32 pid;			/* 0: not known */
+	char comm[32];
+	char vm[HOLDER_VM_BUFSZ];
+	u32 match;
 };
 
 enum alloc_form {
@@ -266,6 +283,12 @@ struct vgpu_info {
 	u32 allocation;
 	bool has_open;		/* only for CAP_SYS_ADMIN */
 	bool open;
+	bool has_holder;	/* found in /proc by root: holders.c */
+	u32 holder_pid;
+	char holder_comm[32];
+	u32 holder_uid;
+	char holder_vm[HOLDER_VM_BUFSZ];
+	u32 holder_match;	/* enum gpuctl_open_match, or mismatch */
 };
 
 int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v);

@@ -51,6 +51,7 @@ static void family_put(FILE *fp, const char *name, const char *type,
 static void devices_put(FILE *fp, const struct nl_list *devs)
 {
 	const struct dev_info *d = devs->v;
+	char pid[16];
 	u32 role, state, n;
 	size_t i;
 
@@ -73,6 +74,23 @@ static void devices_put(FILE *fp, const struct nl_list *devs)
 		label_put(fp, "address", d[i].address, false);
 		label_put(fp, "role", role_name(d[i].role), true);
 		fprintf(fp, " %d\n", d[i].has_holder);
+	}
+
+	/* the module's holder, or for root the one found in /proc */
+	family_put(fp, "gpuctl_device_holder_info", "gauge",
+		   "The process that has the device open: pid, comm, QEMU's guest name, and whether it is the allocation's VM.");
+	for (i = 0; i < devs->n; i++) {
+		if (!d[i].has_holder)
+			continue;
+		snprintf(pid, sizeof(pid), "%u", d[i].holder_pid);
+		fputs("gpuctl_device_holder_info{", fp);
+		label_put(fp, "address", d[i].address, false);
+		label_put(fp, "pid", d[i].holder_pid ? pid : "", false);
+		label_put(fp, "comm", d[i].has_holder_comm ? d[i].holder_comm : "",
+			  false);
+		label_put(fp, "vm", d[i].holder_vm, false);
+		label_put(fp, "match", open_match_name(d[i].open_match), true);
+		fputs(" 1\n", fp);
 	}
 }
 

@@ -73,6 +73,7 @@ static const struct name_map open_match_names[] = {
 	{ .num = GPUCTL_OPEN_MATCH_OTHER, .str = "other" },
 	{ .num = GPUCTL_OPEN_MATCH_UNALLOCATED, .str = "unallocated" },
 	{ .num = GPUCTL_OPEN_MATCH_UNKNOWN, .str = "unknown" },
+	{ .num = HOLDER_MATCH_MISMATCH, .str = "mismatch" },
 };
 
 static const struct name_map limit_scope_names[] = {

@@ -66,6 +66,11 @@ const char *source_name(u32 source);
 const char *alloc_state_name(u32 state);
 const char *alloc_end_name(u32 end);
 const char *numa_policy_name(u32 policy);
+/*
+ * open_match's value for a holder the tool found (holders.c) that is
+ * neither the allocation's VM nor of its uid; the module's are below it.
+ */
+#define HOLDER_MATCH_MISMATCH 0x100
 const char *open_match_name(u32 match);
 const char *limit_scope_name(u32 scope);
 const char *ntf_name(u8 cmd);

@@ -12,11 +12,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/genetlink.h>
 #include <linux/gpuctl.h>
 
 #include "conf.h"
 #include "gpuctl.h"
+#include "holders.h"
 #include "json_print.h"
 #include "mdev_sysfs.h"
 #include "vgpu_vf.h"
@@ -138,13 +140,32 @@ void vgpu_info_print(const struct vgpu_info *v)
 		print_uint(PRINT_ANY, "allocation", " alloc %u", v->allocation);
 	else
 		print_null(PRINT_JSON, "allocation", NULL, NULL);
-	/* who has it open is not known, only that someone has */
+	/* the module knows that someone has it open; root's tool, who */
 	if (v->has_open)
 		print_bool(PRINT_JSON, "open", NULL, v->open);
 	else
 		print_null(PRINT_JSON, "open", NULL, NULL);
 	if (v->open)
 		print_string(PRINT_FP, NULL, "%s", " open");
+	if (!v->has_holder) {
+		print_null(PRINT_JSON, "holder", NULL, NULL);
+		return;
+	}
+	print_string(PRINT_FP, NULL, " holder %s", v->holder_comm);
+	print_uint(PRINT_FP, NULL, "[%u]", v->holder_pid);
+	if (v->holder_match == HOLDER_MATCH_MISMATCH ||
+	    v->holder_match == GPUCTL_OPEN_MATCH_UNALLOCATED)
+		print_string(PRINT_FP, NULL, " (%s)",
+			     open_match_name(v->holder_match));
+	open_json_object("holder");
+	print_uint(PRINT_JSON, "pid", NULL, v->holder_pid);
+	print_string(PRINT_JSON, "comm", NULL, v->holder_comm);
+	print_uint(PRINT_JSON, "uid", NULL, v->holder_uid);
+	print_string(PRINT_JSON, "vm", NULL,
+		     v->holder_vm[0] ? v->holder_vm : NULL);
+	print_string(PRINT_JSON, "match", NULL,
+		     open_match_name(v->holder_match));
+	close_json_object();
 }
 
 /* Instances as {"vgpus":[...]} or as text, one line each */
@@ -165,6 +186,24 @@ static void vgpu_list_print(const struct nl_list *list)
 	delete_json_obj();
 }
 
+/* Who has the open instances open, for root, and whether it matches */
+static void vgpu_holders_fill(struct gpuctl *g, struct nl_list *list)
+{
+	const struct vgpu_info *v = list->v;
+	struct nl_list allocs;
+	struct nl_ctx *nl;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < list->n; i++)
+		any |= v[i].open;
+	if (!any || geteuid() || gpuctl_nl(g, &nl))
+		return;
+	alloc_list_init(&allocs);
+	holders_fill_vgpus(list, alloc_dump(nl, &allocs) ? NULL : &allocs);
+	nl_list_free(&allocs);
+}
+
 static int cmd_vgpu_show(struct gpuctl *g, struct args *a)
 {
 	static const struct show_by_id show = {
@@ -181,8 +220,10 @@ static int cmd_vgpu_show(struct gpuctl *g, struct args *a)
 
 	vgpu_list_init(&list);
 	ret = show_by_id(g, a, &show, &list, &collected);
-	if (collected)
+	if (collected) {
+		vgpu_holders_fill(g, &list);
 		vgpu_list_print(&list);
+	}
 	nl_list_free(&list);
 	return ret;
 }

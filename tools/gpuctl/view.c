@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gpuctl.h"
+#include "holders.h"
 #include "mdev_sysfs.h"
 #include "vgpu_vf.h"
 #include "view.h"
@@ -57,9 +58,13 @@ int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
 	if (!ret)
 		ret = alloc_dump(nl, &v->allocs);
 	if (!ret)
-		ret = limit_dump(nl, &v->limits);
+		holders_fill(&v->devs, &v->allocs);
 	if (!ret)
 		ret = vgpu_dump(nl, &v->vgpus);
+	if (!ret)
+		holders_fill_vgpus(&v->vgpus, &v->allocs);
+	if (!ret)
+		ret = limit_dump(nl, &v->limits);
 	if (!ret) {
 		ret = mdev_types_read(NULL, &v->types, &v->ntypes);
 		if (ret)

@@ -863,6 +863,7 @@ int main(void)
 	test_rules();
 	test_allocs();
 	test_vgpus();
+	test_holders();
 	pci_names_cleanup();
 	printf("1..%d\n# %d of %d failed\n", test_num, failed, test_num);
 	return failed ? 1 : 0;

@@ -25,5 +25,6 @@ int run_args(const char *args, bool dry_run, char **out, char **err);
 void test_rules(void);
 void test_allocs(void);
 void test_vgpus(void);
+void test_holders(void);
 
 #endif /* _GPUCTL_TEST_CMDLINE_H */
