@@ -27,7 +27,7 @@ const struct nla_policy gpuctl_rule_new_nl_policy[GPUCTL_A_RULE_ORPHAN + 1] = {
 	[GPUCTL_A_RULE_DRIVER] = { .type = NLA_NUL_STRING, .len = GPUCTL_DRIVER_LEN, },
 	[GPUCTL_A_RULE_FORCE] = { .type = NLA_FLAG, },
 	[GPUCTL_A_RULE_TAKE] = { .type = NLA_FLAG, },
-	[GPUCTL_A_RULE_ORPHAN] = { .type = NLA_STRING, },
+	[GPUCTL_A_RULE_ORPHAN] = { .type = NLA_STRING, .len = GPUCTL_MATCH_LEN, },
 };
 
 /* GPUCTL_CMD_RULE_DEL - do */

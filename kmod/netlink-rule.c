@@ -294,6 +294,7 @@ static int gpuctl_nl_rule_parse(struct genl_info *info,
  */
 static int gpuctl_nl_rule_orphans_check(struct genl_info *info)
 {
+	char addr[GPUCTL_MATCH_LEN + 1];
 	struct gpuctl_match m;
 	struct nlattr *attr;
 	const char *why;
@@ -307,8 +308,9 @@ static int gpuctl_nl_rule_orphans_check(struct genl_info *info)
 					    "orphans are carried over with the id of their rule");
 			return -EINVAL;
 		}
-		if (gpuctl_match_parse(nla_data(attr), &m, &why) ||
-		    !m.by_address) {
+		/* a multi-attr string policy is NLA_STRING: maybe no NUL */
+		nla_strscpy(addr, attr, sizeof(addr));
+		if (gpuctl_match_parse(addr, &m, &why) || !m.by_address) {
 			NL_SET_ERR_MSG_ATTR(info->extack, attr,
 					    "an orphan is a PCI address DDDD:BB:DD.F");
 			return -EINVAL;
@@ -326,6 +328,7 @@ static int gpuctl_nl_rule_orphans_check(struct genl_info *info)
 static int gpuctl_nl_rule_orphans_adopt(struct genl_info *info, u32 rule,
 					const char *target)
 {
+	char addr[GPUCTL_MATCH_LEN + 1];
 	struct pci_dev *pdev;
 	struct gpuctl_match m;
 	struct nlattr *attr;
@@ -333,8 +336,10 @@ static int gpuctl_nl_rule_orphans_adopt(struct genl_info *info, u32 rule,
 	int rem, ret;
 
 	nlmsg_for_each_attr(attr, info->nlhdr, GENL_HDRLEN, rem) {
-		if (nla_type(attr) != GPUCTL_A_RULE_ORPHAN ||
-		    gpuctl_match_parse(nla_data(attr), &m, &why))
+		if (nla_type(attr) != GPUCTL_A_RULE_ORPHAN)
+			continue;
+		nla_strscpy(addr, attr, sizeof(addr));
+		if (gpuctl_match_parse(addr, &m, &why))
 			continue;
 		pdev = pci_get_domain_bus_and_slot(m.key >> 16,
 						   (m.key >> 8) & 0xff,
