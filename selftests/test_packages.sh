@@ -57,11 +57,18 @@ HOOK=/usr/share/initramfs-tools/hooks/gpuctl
 UNIT=/lib/systemd/system/gpuctl.service
 UNIT_LINK=/etc/systemd/system/multi-user.target.wants/gpuctl.service
 export DEBIAN_FRONTEND=noninteractive
+# The packages' maintainer scripts run "gpuctl" from PATH, which must be
+# the packaged tool, not the live tree's that the guest puts first.
+PATH=$(tr : '\n' <<<"$PATH" | grep -vx "$GPUCTL_ROOT/tools/gpuctl" | paste -sd:)
+export PATH
 
 cleanup() {
 	vfio_open_stop
-	[ -d /sys/module/gpuctl ] && gpuctl alloc del owner "$VM" >/dev/null 2>&1
-	[ -d /sys/module/gpuctl ] && gpuctl reserve del "$GPU" >/dev/null 2>&1
+	# the tree's tool: the packaged one may be purged by now
+	[ -d /sys/module/gpuctl ] &&
+		"$GPUCTL_ROOT/tools/gpuctl/gpuctl" alloc del owner "$VM" >/dev/null 2>&1
+	[ -d /sys/module/gpuctl ] &&
+		"$GPUCTL_ROOT/tools/gpuctl/gpuctl" reserve del "$GPU" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
