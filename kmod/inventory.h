@@ -12,6 +12,7 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 
+#include "migration.h"
 #include "pci-func.h"
 #include "reserve.h"
 
@@ -59,6 +60,8 @@ struct gpuctl_holder {
  * @res: its reservation, reserve.c's
  * @alloc: the allocation it belongs to, NULL when unallocated
  * @holder: the VFIO user that has it open, if any
+ * @mig: its VFIO device's migration capabilities (migration.c), read
+ *	where its opens are looked for (vfio-watch.c)
  *
  * The driver is cached from bus events, which run with the device lock
  * held, so readers never follow pdev->dev.driver of a device that may be
@@ -77,6 +80,7 @@ struct gpuctl_dev {
 
 	struct gpuctl_alloc *alloc;
 	struct gpuctl_holder holder;
+	struct gpuctl_migration mig;
 };
 
 extern struct mutex gpuctl_lock;

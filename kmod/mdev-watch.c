@@ -45,6 +45,7 @@
 
 #include "alloc.h"
 #include "mdev.h"
+#include "migration.h"
 #include "netlink.h"
 
 static int gpuctl_mdev_vfio_open(struct device *child, void *data)
@@ -67,6 +68,8 @@ static int gpuctl_mdev_vfio_busy(struct gpuctl_mdev *m)
 	if (!device_trylock(m->dev))
 		return -EAGAIN;
 	device_for_each_child(m->dev, &open, gpuctl_mdev_vfio_open);
+	/* read under the same lock, for the same reason (migration.c) */
+	gpuctl_migration_read_locked(m->dev, &m->mig);
 	device_unlock(m->dev);
 	return open;
 }

@@ -56,6 +56,7 @@ struct gpuctl_mdev {
 	struct gpuctl_alloc *alloc;
 	bool open;
 	time64_t open_since;
+	struct gpuctl_migration mig;
 };
 
 struct gpuctl_mdev *gpuctl_mdev_find(const guid_t *uuid);

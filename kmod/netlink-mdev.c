@@ -44,6 +44,21 @@ static int gpuctl_nl_mdev_fill(struct sk_buff *msg, const struct gpuctl_mdev *m,
 	return 0;
 }
 
+/*
+ * A reply or a dump also says what the instance's VFIO device can do for
+ * migration; events do not, as for devices (gpuctl_nl_dev_fill_reply()).
+ */
+static int gpuctl_nl_mdev_fill_reply(struct sk_buff *msg,
+				     const struct gpuctl_mdev *m, bool admin)
+{
+	int ret = gpuctl_nl_mdev_fill(msg, m, admin);
+
+	if (!ret && m->mig.known &&
+	    nla_put_u32(msg, GPUCTL_A_MDEV_MIGRATION, m->mig.caps))
+		ret = -EMSGSIZE;
+	return ret;
+}
+
 /**
  * gpuctl_nl_mdev_lookup() - resolve the request's UUID into user_ptr[0]
  * @info: the request
@@ -92,8 +107,8 @@ int gpuctl_nl_mdev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(msg))
 		return PTR_ERR(msg);
 	return gpuctl_nl_reply_send(info, msg, hdr,
-				    gpuctl_nl_mdev_fill(msg, info->user_ptr[0],
-							gpuctl_nl_admin(skb)));
+				    gpuctl_nl_mdev_fill_reply(msg, info->user_ptr[0],
+							      gpuctl_nl_admin(skb)));
 }
 
 static int gpuctl_nl_mdev_fill_next(struct sk_buff *msg, unsigned long *key,
@@ -101,7 +116,7 @@ static int gpuctl_nl_mdev_fill_next(struct sk_buff *msg, unsigned long *key,
 {
 	struct gpuctl_mdev *m = gpuctl_mdev_next(key);
 
-	return m ? gpuctl_nl_mdev_fill(msg, m, admin) ?: 1 : 0;
+	return m ? gpuctl_nl_mdev_fill_reply(msg, m, admin) ?: 1 : 0;
 }
 
 /**

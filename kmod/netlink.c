@@ -166,8 +166,10 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev,
 
 /*
  * A reply or a dump also says whether the worker still has to act on the
- * device. Notifications do not: they are sent as the worker goes, and
- * "action" says what it did.
+ * device, and what its VFIO device can do for migration. Notifications do
+ * not: they are sent as the worker goes, and "action" says what it did;
+ * the migration capabilities are read when opens are looked for, not at
+ * an event (migration.c), so an event would carry them or not by timing.
  */
 static int gpuctl_nl_dev_fill_reply(struct sk_buff *msg,
 				    const struct gpuctl_dev *dev, bool admin)
@@ -176,6 +178,9 @@ static int gpuctl_nl_dev_fill_reply(struct sk_buff *msg,
 
 	if (!ret && gpuctl_reserve_pending(dev) &&
 	    nla_put_flag(msg, GPUCTL_A_DEV_PENDING))
+		ret = -EMSGSIZE;
+	if (!ret && dev->mig.known &&
+	    nla_put_u32(msg, GPUCTL_A_DEV_MIGRATION, dev->mig.caps))
 		ret = -EMSGSIZE;
 	return ret;
 }

@@ -32,6 +32,7 @@
 
 #include "inventory.h"
 #include "mdev.h"
+#include "migration.h"
 #include "reserve.h"
 #include "vfio-track.h"
 
@@ -63,6 +64,20 @@ static void gpuctl_vfio_watch_arm(void)
 }
 
 /*
+ * The migration capabilities of a device on a VFIO driver, gpuctl's own
+ * included, read when its opens are; a device whose lock is held now
+ * keeps what was last read, and is read at the next look.
+ */
+static void gpuctl_vfio_watch_migration(struct gpuctl_dev *dev)
+{
+	if (!dev->dma_managed || dev->role == GPUCTL_DEV_ROLE_BRIDGE) {
+		dev->mig.known = false;
+		return;
+	}
+	gpuctl_migration_read(&dev->pdev->dev, &dev->mig);
+}
+
+/*
  * Bring a device's observed open up to date: announce an open that started
  * or ended since gpuctl last looked, as gpuctl-vfio-pci's opens are. A
  * close may end the device's allocation (detach-on-stop), so callers must
@@ -91,6 +106,7 @@ static void gpuctl_vfio_watch_dev(struct gpuctl_dev *dev)
 	}
 	if (watched)
 		gpuctl_vfio_watch_arm();
+	gpuctl_vfio_watch_migration(dev);
 }
 
 /**
@@ -106,6 +122,8 @@ static void gpuctl_vfio_watch_dev(struct gpuctl_dev *dev)
  */
 void gpuctl_vfio_watch_driver_changed(struct gpuctl_dev *dev)
 {
+	/* what the old driver registered is gone with it */
+	dev->mig.known = false;
 	gpuctl_vfio_watch_dev(dev);
 }
 

@@ -162,6 +162,29 @@ enum gpuctl_numa_policy {
 };
 
 /**
+ * enum gpuctl_migration_caps - What a VFIO device's driver registered it able
+ *   to do for live migration (struct vfio_device: migration_flags, mig_ops and
+ *   log_ops; include/linux/vfio.h, 6.1 and 6.12). The host's side only: a
+ *   migration also needs the destination's driver, firmware and device to take
+ *   the stream.
+ * @GPUCTL_MIGRATION_CAPS_STOP_COPY: VFIO_MIGRATION_STOP_COPY: the device state
+ *   can be saved while stopped and loaded on another device (migration v2), so
+ *   the VM can live-migrate.
+ * @GPUCTL_MIGRATION_CAPS_P2P: VFIO_MIGRATION_P2P, the intermediate state for
+ *   peer-to-peer DMA.
+ * @GPUCTL_MIGRATION_CAPS_PRE_COPY: VFIO_MIGRATION_PRE_COPY, state sent while
+ *   the VM still runs.
+ * @GPUCTL_MIGRATION_CAPS_DIRTY_TRACKING: The driver tracks the pages the
+ *   device writes (log_ops), as otherwise the IOMMU must.
+ */
+enum gpuctl_migration_caps {
+	GPUCTL_MIGRATION_CAPS_STOP_COPY = 1,
+	GPUCTL_MIGRATION_CAPS_P2P = 2,
+	GPUCTL_MIGRATION_CAPS_PRE_COPY = 4,
+	GPUCTL_MIGRATION_CAPS_DIRTY_TRACKING = 8,
+};
+
+/**
  * enum gpuctl_open_match - Whether a VFIO open matched the device's
  *   allocation.
  * @GPUCTL_OPEN_MATCH_OWNER: The device is allocated and the opener's
@@ -228,6 +251,7 @@ enum {
 	GPUCTL_A_DEV_REFUSED,
 	GPUCTL_A_DEV_PAD,
 	GPUCTL_A_DEV_PENDING,
+	GPUCTL_A_DEV_MIGRATION,
 
 	__GPUCTL_A_DEV_MAX,
 	GPUCTL_A_DEV_MAX = (__GPUCTL_A_DEV_MAX - 1)
@@ -305,6 +329,7 @@ enum {
 	GPUCTL_A_MDEV_DRIVER,
 	GPUCTL_A_MDEV_ALLOCATION,
 	GPUCTL_A_MDEV_OPEN,
+	GPUCTL_A_MDEV_MIGRATION,
 
 	__GPUCTL_A_MDEV_MAX,
 	GPUCTL_A_MDEV_MAX = (__GPUCTL_A_MDEV_MAX - 1)
