@@ -117,7 +117,7 @@ test_export_nova.sh	6
 test_golden.sh		7
 test_hotplug.sh		7
 test_lifecycle.sh	7
-test_mdev.sh		6
+test_mdev.sh		7
 test_metrics.sh		7
 test_module_reload.sh	9
 test_noiommu.sh		9

@@ -146,7 +146,8 @@ check_gpus() {
 		numa=$(cat "$SYS_PCI/$g/numa_node")
 		policy=required
 		[ "$numa" -lt 0 ] && policy=legacy
-		echo "SPEC $g $v $p type-PCI $numa managed=no rc=CUSTOM_PCI_${v^^}_${p^^}" >&3
+		# vfio-pci registers no migration for QEMU's devices
+		echo "SPEC $g $v $p type-PCI $numa managed=no rc=CUSTOM_PCI_${v^^}_${p^^} live_migratable=no" >&3
 		echo "RP host_${g^^} CUSTOM_PCI_${v^^}_${p^^} 1" >&4
 		echo "ALIAS pci-$v-$p $policy type-PCI $v $p" >&5
 	done 3>"$TMP/want.spec" 4>"$TMP/want.rp" 5>"$TMP/want.alias"
@@ -202,7 +203,7 @@ check_vfs() {
 	! grep -q "$name" "$SYS_PCI/${VFS[2]}/nvidia/creatable_vgpu_types" || return 1
 	{
 		for vf in "${VFS[@]:0:2}"; do
-			echo "SPEC $vf $v $p type-VF $(cat "$SYS_PCI/$vf/numa_node") managed=no rc=$rc"
+			echo "SPEC $vf $v $p type-VF $(cat "$SYS_PCI/$vf/numa_node") managed=no rc=$rc live_migratable=no"
 		done
 		echo "RP host_${PF^^} $rc 2"
 	} >"$TMP/want"

@@ -201,8 +201,25 @@ check_observed() {
 	nl_dev_has "$GPU" "allocation=$ALLOC" open_match=unknown || return 1
 	nlmon_wait "^alloc-change-ntf id=$ALLOC .*state=running( |\$)" || return 1
 	holder_check "$QEMU_PID" vm-one owner || return 1
+	# vfio-pci registers no migration for it; the key names its ids
+	gpuctl -j dev show "$GPU" >"$TMP/dev.json" || return 1
+	json_check --arg k "$(pci_ids_of "$GPU")/vfio-pci@" '.devices[0] |
+		.migration == [] and (.migration_compat | startswith($k))' \
+		"$TMP/dev.json" || return 1
+	gpuctl export nova | grep -q "\"address\": \"$GPU\", .*\"live_migratable\": \"no\"" ||
+		return 1
 	nlmon_mark
 	qemu_quit && detach_checks 0 vfio-pci
+}
+
+# "VVVV:DDDD:SSSS:SSSS" of a PCI function, from sysfs
+pci_ids_of() {
+	local d=/sys/bus/pci/devices/$1 f out=
+
+	for f in vendor device subsystem_vendor subsystem_device; do
+		out+=${out:+:}$(sed 's/^0x//' "$d/$f")
+	done
+	echo "$out"
 }
 
 # gpuctl -j doctor into $TMP/doctor.json: a check of the guest's own boot

@@ -167,13 +167,19 @@ sysfs_model() {
 		 reserved: false, state: "free", state_reason: null,
 		 rule: null, action: null, allocation: null, holder: null,
 		 refused: null,
-		 vgpu_type: (.[15] | opt | if . then tonumber else null end)}'
+		 vgpu_type: (.[15] | opt | if . then tonumber else null end),
+		 # QEMU devices migrate on no VFIO driver here; the key is
+		 # checked in test_qemu_guest.sh and test_mdev.sh
+		 migration: (if (.[7] | test("vfio")) then [] else null end),
+		 migration_compat: (if (.[7] | test("vfio")) then "present"
+				    else null end)}'
 }
 
 # The tool's device objects without the names it looks up in the hwdb,
 # which check_dev_names compares with lspci.
 tool_devs() {	# [ADDR]
-	gpuctl -j dev show "$@" | jq -S '.devices[] | del(.vendor, .device)'
+	gpuctl -j dev show "$@" | jq -S '.devices[] | del(.vendor, .device) |
+		.migration_compat |= (if . then "present" else null end)'
 }
 
 # A bound GPU whose driver can be unbound and bound again in the test:

@@ -161,7 +161,7 @@ check_add() {
 	types_agree || return 1
 
 	gpuctl -j vgpu add mbochs type mbochs-small uuid "$U_SMALL" >"$TMP/small" || return 1
-	jq -S '.vgpus[0] | with_entries(select(.value != null) |
+	jq -S '.vgpus[0] | del(.migration_compat) | with_entries(select(.value != null) |
 		.key |= gsub("_"; "-")) | .open |= (if . then 1 else 0 end)' \
 		"$TMP/small" >"$TMP/got" &&
 	ynl --do mdev-get --json "{\"uuid\": \"$U_SMALL\"}" | jq -S . >"$TMP/want" &&

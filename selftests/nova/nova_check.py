@@ -27,6 +27,7 @@
 #
 # Output, one line each:
 #   SPEC ADDRESS VENDOR PRODUCT DEV_TYPE NUMA managed=VALUE rc=CLASS
+#        live_migratable=VALUE
 #   RP NAME CLASS COUNT
 #   ALIAS NAME NUMA_POLICY DEV_TYPE VENDOR PRODUCT
 #   MDEV TYPE PARENT CLASS MAX_INSTANCES|-
@@ -97,10 +98,11 @@ def check_pci(CONF, objects, fields):
         if not spec:
             continue
         tags = spec.get_tags()
-        print('SPEC %s %s %s %s %s managed=%s rc=%s' % (
+        print('SPEC %s %s %s %s %s managed=%s rc=%s live_migratable=%s' % (
             dev.address, dev.vendor_id, dev.product_id, dev.dev_type,
             -1 if dev.numa_node is None else dev.numa_node,
-            tags.get('managed', '-'), ppt._get_rc_for_dev(dev, tags)))
+            tags.get('managed', '-'), ppt._get_rc_for_dev(dev, tags),
+            tags.get('live_migratable', '-')))
         view.process_dev(dev, spec)
     for rp in view.rps.values():
         print('RP %s %s %d' % (rp.name, rp.resource_class, len(rp.devs)))

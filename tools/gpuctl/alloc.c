@@ -35,9 +35,9 @@ static int alloc_u32(const struct nlattr *attr, u32 *val)
 	return 0;
 }
 
-/* Appends an address attribute to @v, of @n */
-static int alloc_addr_add(char (**v)[ADDR_BUFSZ], size_t *n,
-			  const struct nlattr *attr)
+/* Appends an address attribute to @v, of @n: allocations and rules */
+int addr_attr_add(char (**v)[ADDR_BUFSZ], size_t *n,
+		   const struct nlattr *attr)
 {
 	char (*grown)[ADDR_BUFSZ];
 
@@ -104,9 +104,9 @@ static int alloc_attr_add(struct alloc_info *al, const struct nlattr *attr)
 		return alloc_str(attr, al->labels[GPUCTL_LIMIT_SCOPE_DOMAIN - 1],
 				 sizeof(al->labels[0]));
 	case GPUCTL_A_ALLOC_DEVICE:
-		return alloc_addr_add(&al->devs, &al->ndevs, attr);
+		return addr_attr_add(&al->devs, &al->ndevs, attr);
 	case GPUCTL_A_ALLOC_DEVICE_TYPED:
-		return alloc_addr_add(&al->typed, &al->ntyped, attr);
+		return addr_attr_add(&al->typed, &al->ntyped, attr);
 	case GPUCTL_A_ALLOC_DETACH_ON_STOP:
 		al->detach_on_stop = true;
 		break;

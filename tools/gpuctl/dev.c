@@ -15,6 +15,7 @@
 #include "conf.h"
 #include "gpuctl.h"
 #include "holders.h"
+#include "migration.h"
 #include "pci_names.h"
 #include "json_print.h"
 #include "vf_sysfs.h"
@@ -83,6 +84,7 @@ static const enum mnl_attr_data_type dev_attr_types[GPUCTL_A_DEV_MAX + 1] = {
 	[GPUCTL_A_DEV_OPEN_MATCH] = MNL_TYPE_U32,
 	[GPUCTL_A_DEV_REFUSED] = MNL_TYPE_NUL_STRING,
 	[GPUCTL_A_DEV_PENDING] = MNL_TYPE_FLAG,
+	[GPUCTL_A_DEV_MIGRATION] = MNL_TYPE_U32,
 };
 
 static int dev_attr_cb(const struct nlattr *attr, void *data)
@@ -192,6 +194,9 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 	if (tb[GPUCTL_A_DEV_ACTION])
 		d->action = mnl_attr_get_u32(tb[GPUCTL_A_DEV_ACTION]);
 	d->pending = tb[GPUCTL_A_DEV_PENDING];
+	d->has_migration = tb[GPUCTL_A_DEV_MIGRATION];
+	if (d->has_migration)
+		d->migration = mnl_attr_get_u32(tb[GPUCTL_A_DEV_MIGRATION]);
 	dev_holder_parse(tb, d);
 	return 0;
 }
@@ -408,6 +413,23 @@ static void dev_holder_print(const struct dev_info *d, const int *widths)
 		print_null(PRINT_JSON, "refused", NULL, NULL);
 }
 
+/* "migration" and, on a VFIO driver, "migration_compat", in JSON only */
+static void dev_migration_print(const struct dev_info *d)
+{
+	char key[MIGRATION_COMPAT_BUFSZ];
+
+	migration_print(d->has_migration, d->migration);
+	if (!d->has_migration || !d->has_driver) {
+		print_null(PRINT_JSON, "migration_compat", NULL, NULL);
+		return;
+	}
+	migration_compat_pci(d->vendor_id, d->device_id,
+			     d->subsystem_vendor_id, d->subsystem_device_id,
+			     d->has_vgpu_type ? d->vgpu_type : 0, d->driver,
+			     key, sizeof(key));
+	print_string(PRINT_JSON, "migration_compat", NULL, key);
+}
+
 /* The ids as JSON has them, "%0*x", without printf's format parsing */
 static const char *dev_hex(char *buf, unsigned int value, int digits)
 {
@@ -517,6 +539,7 @@ void dev_info_print(const struct dev_info *d, const int *widths)
 		print_null(PRINT_JSON, "vgpu_type", NULL, NULL);
 	if (widths || d->has_vgpu_type)
 		dev_text_col(d, COL_VGPU, widths);
+	dev_migration_print(d);
 
 	pci_names(d->vendor_id, d->device_id, &n);
 	print_string(PRINT_JSON, "vendor", NULL, n.vendor);

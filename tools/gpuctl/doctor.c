@@ -28,6 +28,7 @@
 #include "gpuctl.h"
 #include "holders.h"
 #include "json_print.h"
+#include "mdev_sysfs.h"
 
 static const char *const status_names[] = {
 	[DOCTOR_PASS] = "pass",
@@ -182,24 +183,10 @@ bool doctor_exists(const struct doctor *dr, const char *path)
 int doctor_link_name(const struct doctor *dr, const char *link, char *buf,
 		     size_t size)
 {
-	char path[PATH_MAX], target[PATH_MAX];
-	const char *base;
-	size_t len;
-	ssize_t n;
+	char path[PATH_MAX];
 
-	buf[0] = '\0';
-	n = readlink(doctor_path(dr, link, path, sizeof(path)), target,
-		     sizeof(target) - 1);
-	if (n < 0)
-		return -errno;
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	len = strlen(base);
-	if (len >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, base, len + 1);
-	return 0;
+	return sysfs_link_base(doctor_path(dr, link, path, sizeof(path)), buf,
+			     size);
 }
 
 /**

@@ -151,6 +151,29 @@ void doctor_reserved(const struct doctor *dr, struct doctor_check *c)
 		   n);
 }
 
+/*
+ * Whether the module and its ledger could be read; else the check skips,
+ * saying that @what needs the module or root.
+ */
+static bool doctor_ledger_read(const struct doctor *dr, struct doctor_check *c,
+			       const char *what)
+{
+	if (!dr->module) {
+		doctor_set(c, DOCTOR_SKIP, "needs the gpuctl module");
+		doctor_fix(c, "modprobe gpuctl");
+		return false;
+	}
+	if (!dr->ledger) {
+		doctor_set(c, DOCTOR_SKIP,
+			   "%s need root (CAP_SYS_ADMIN) to read", what);
+		doctor_evidence(c, "rule-get dump: %s",
+				strerror(-dr->ledger_err));
+		doctor_fix(c, "run gpuctl doctor as root");
+		return false;
+	}
+	return true;
+}
+
 /**
  * doctor_ledger() - the rules and the ledger need no attention
  * @dr: the doctor
@@ -166,19 +189,8 @@ void doctor_ledger(const struct doctor *dr, struct doctor_check *c)
 	u32 states[GPUCTL_ALLOC_STATE_MAX + 1] = {};
 	size_t i, w;
 
-	if (!dr->module) {
-		doctor_set(c, DOCTOR_SKIP, "needs the gpuctl module");
-		doctor_fix(c, "modprobe gpuctl");
+	if (!doctor_ledger_read(dr, c, "the rules and the ledger"))
 		return;
-	}
-	if (!dr->ledger) {
-		doctor_set(c, DOCTOR_SKIP,
-			   "the rules and the ledger need root (CAP_SYS_ADMIN) to read");
-		doctor_evidence(c, "rule-get dump: %s",
-				strerror(-dr->ledger_err));
-		doctor_fix(c, "run gpuctl doctor as root");
-		return;
-	}
 	for (i = 0; i < dr->rules.n; i++) {
 		doctor_evidence(c, "rule %u: %s driver %s, %zu devices",
 				r[i].id, r[i].match,
@@ -248,17 +260,8 @@ void doctor_holders(const struct doctor *dr, struct doctor_check *c)
 	char who[sizeof(d->holder_comm) + HOLDER_VM_BUFSZ + 32];
 	size_t i, n = 0;
 
-	if (!dr->module) {
-		doctor_set(c, DOCTOR_SKIP, "needs the gpuctl module");
-		doctor_fix(c, "modprobe gpuctl");
+	if (!doctor_ledger_read(dr, c, "the holders and the ledger"))
 		return;
-	}
-	if (!dr->ledger) {
-		doctor_set(c, DOCTOR_SKIP,
-			   "the holders and the ledger need root (CAP_SYS_ADMIN) to read");
-		doctor_fix(c, "run gpuctl doctor as root");
-		return;
-	}
 	for (i = 0; i < dr->devs.n; i++) {
 		if (!d[i].has_holder)
 			continue;

@@ -10,10 +10,12 @@
  * [pci] device_spec: one per function a rule reserves that is on the
  * rule's driver now (state reserved), with its full address and
  * "managed": "no", since gpuctl binds it from boot and libvirt must not
- * rebind it. A vendor vGPU VF is listed only with a type, and carries
- * a resource class of its type. A PF is left out when one of
- * its VFs is listed or its VFs are vendor VFs (nova-compute refuses a PF
- * next to its VFs), and so is an mdev parent, which the host keeps.
+ * rebind it, and "live_migratable" (Nova 2025.1), "yes" only when its
+ * VFIO driver registered stop-copy migration (migration.c). A vendor
+ * vGPU VF is listed only with a type, and carries a resource class of its
+ * type. A PF is left out when one of its VFs is listed or its VFs are
+ * vendor VFs (nova-compute refuses a PF next to its VFs), and so is an
+ * mdev parent, which the host keeps.
  *
  * [pci] alias: one per vendor id, device id and device type among them,
  * named "pci-VVVV-DDDD", with "-pf" or "-vf" for the SR-IOV types;
@@ -33,6 +35,7 @@
 #include "export.h"
 #include "gpuctl.h"
 #include "mdev_sysfs.h"
+#include "migration.h"
 #include "view.h"
 
 /* Nova's device types, by what sysfs says of the function */
@@ -112,6 +115,10 @@ static void nova_device_specs(const struct view *v)
 		nova_ids(&d[i]);
 		printf(", \"address\": \"%s\", \"managed\": \"no\"",
 		       d[i].address);
+		/* Nova 2025.1's tag; "yes" only when the driver can move state */
+		printf(", \"live_migratable\": \"%s\"",
+		       migration_live(d[i].has_migration, d[i].migration) ?
+		       "yes" : "no");
 		if (d[i].has_vgpu_type) {
 			nova_resource_class(&d[i], rc, sizeof(rc));
 			printf(", \"resource_class\": \"%s\"", rc);

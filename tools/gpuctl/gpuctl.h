@@ -156,6 +156,8 @@ struct dev_info {
 	char refused[STATE_REASON_BUFSZ];
 	bool has_vgpu_type;	/* a vendor VF: dev_vgpu_type_read() */
 	u32 vgpu_type;		/* 0: none */
+	bool has_migration;	/* on a VFIO driver that registered it */
+	u32 migration;		/* enum gpuctl_migration_caps flags */
 };
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
@@ -244,6 +246,8 @@ enum alloc_form {
 };
 
 int alloc_info_parse(const struct nlmsghdr *nlh, struct alloc_info *al);
+int addr_attr_add(char (**v)[ADDR_BUFSZ], size_t *n,
+		   const struct nlattr *attr);
 void alloc_info_release(struct alloc_info *al);
 void alloc_info_print(const struct alloc_info *al, enum alloc_form form);
 void alloc_list_init(struct nl_list *list);
@@ -289,6 +293,8 @@ struct vgpu_info {
 	u32 holder_uid;
 	char holder_vm[HOLDER_VM_BUFSZ];
 	u32 holder_match;	/* enum gpuctl_open_match, or mismatch */
+	bool has_migration;	/* its VFIO device's, from the module */
+	u32 migration;		/* enum gpuctl_migration_caps flags */
 };
 
 int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v);

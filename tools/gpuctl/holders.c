@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "holders.h"
+#include "mdev_sysfs.h"
 
 static int vfio_fds_add(struct holders *f, const struct vfio_fd *e)
 {
@@ -42,23 +43,10 @@ static int vfio_fds_add(struct holders *f, const struct vfio_fd *e)
 /* The device a VFIO cdev "vfioX" stands for: its sysfs name */
 static int vfio_cdev_dev(const char *cdev, char *buf, size_t size)
 {
-	char path[160], link[256];
-	const char *base;
-	size_t len;
-	ssize_t n;
+	char path[160];
 
 	snprintf(path, sizeof(path), "/sys/class/vfio-dev/%.64s/device", cdev);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n < 0)
-		return -errno;
-	link[n] = '\0';
-	base = strrchr(link, '/');
-	base = base ? base + 1 : link;
-	len = strlen(base);
-	if (len >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, base, len + 1);
-	return 0;
+	return sysfs_link_base(path, buf, size);
 }
 
 /* Whether @s is a decimal number, as a group node's name is */
@@ -248,7 +236,8 @@ int holder_proc_read(pid_t pid, struct holder_proc *p)
 		return -errno;
 	while (fgets(line, sizeof(line), fp)) {
 		if (!strncmp(line, "Name:", 5)) {
-			sscanf(line + 5, " %31[^\n]", p->comm);
+			if (sscanf(line + 5, " %31[^\n]", p->comm) != 1)
+				p->comm[0] = '\0';
 		} else if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
 			p->uid = euid;
 			break;

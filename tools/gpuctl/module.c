@@ -49,29 +49,15 @@ struct module_id {
 	char srcversion[MODULE_VERSION_BUFSZ];
 };
 
-/* The first line of @path, without its newline; "" when unreadable */
-static void first_line(const char *path, char *buf, size_t size)
-{
-	FILE *fp = fopen(path, "r");
-
-	buf[0] = '\0';
-	if (!fp)
-		return;
-	if (!fgets(buf, size, fp))
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(fp);
-}
-
 /* The loaded module's ids; -ENOENT when gpuctl is not loaded */
 static int module_running(struct module_id *id)
 {
 	memset(id, 0, sizeof(*id));
 	if (access("/sys/module/gpuctl", F_OK))
 		return -ENOENT;
-	first_line("/sys/module/gpuctl/version", id->version,
+	read_first_line("/sys/module/gpuctl/version", id->version,
 		   sizeof(id->version));
-	first_line("/sys/module/gpuctl/srcversion", id->srcversion,
+	read_first_line("/sys/module/gpuctl/srcversion", id->srcversion,
 		   sizeof(id->srcversion));
 	return 0;
 }
@@ -211,7 +197,7 @@ static size_t module_cursors(char *buf, size_t size)
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		snprintf(path, sizeof(path), "/sys/module/gpuctl/parameters/%s",
 			 names[i]);
-		first_line(path, val, sizeof(val));
+		read_first_line(path, val, sizeof(val));
 		if (!val[0] || len >= size)
 			continue;
 		len += snprintf(buf + len, size - len, "%s%s=%s",
@@ -331,7 +317,7 @@ static void module_in_use_print(void)
 {
 	char refcnt[24];
 
-	first_line("/sys/module/gpuctl/refcnt", refcnt, sizeof(refcnt));
+	read_first_line("/sys/module/gpuctl/refcnt", refcnt, sizeof(refcnt));
 	fprintf(stderr,
 		"gpuctl: it is still in use (refcnt %s): a VM that opened a device on gpuctl-vfio-pci meanwhile, or a process that started a netlink dump of gpuctl and has not read it to its end\n",
 		refcnt[0] ? refcnt : "?");

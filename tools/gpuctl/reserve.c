@@ -34,22 +34,6 @@ static int rule_strv_add(char ***v, size_t *n, const char *s)
 	return 0;
 }
 
-/* Append a device address attribute to @v, of @n entries */
-static int rule_addr_add(char (**v)[ADDR_BUFSZ], size_t *n,
-			 const struct nlattr *attr)
-{
-	char (*nv)[ADDR_BUFSZ];
-
-	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
-		return -1;
-	nv = realloc(*v, (*n + 1) * sizeof(*nv));
-	if (!nv)
-		return -1;
-	*v = nv;
-	snprintf(nv[(*n)++], ADDR_BUFSZ, "%s", mnl_attr_get_str(attr));
-	return 0;
-}
-
 static int rule_attr_add(struct rule_info *r, const struct nlattr *attr)
 {
 	switch (mnl_attr_get_type(attr)) {
@@ -82,9 +66,9 @@ static int rule_attr_add(struct rule_info *r, const struct nlattr *attr)
 		r->source = mnl_attr_get_u32(attr);
 		break;
 	case GPUCTL_A_RULE_DEVICE:
-		return rule_addr_add(&r->devs, &r->ndevs, attr);
+		return addr_attr_add(&r->devs, &r->ndevs, attr);
 	case GPUCTL_A_RULE_ORPHAN:
-		return rule_addr_add(&r->orphans, &r->norphans, attr);
+		return addr_attr_add(&r->orphans, &r->norphans, attr);
 	case GPUCTL_A_RULE_WARNING:
 		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
 			return -1;

@@ -343,3 +343,22 @@ int file_lines_read(FILE *fp, const char *name, size_t max_len,
 	free(line);
 	return ret;
 }
+
+/**
+ * read_first_line() - the first line of a file, as sysfs attributes have
+ * @path: the file
+ * @buf: out: the line without its newline; "" when unreadable
+ * @size: its size
+ */
+void read_first_line(const char *path, char *buf, size_t size)
+{
+	FILE *fp = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!fp)
+		return;
+	if (!fgets(buf, size, fp))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(fp);
+}

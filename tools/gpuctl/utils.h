@@ -57,6 +57,7 @@ static inline bool args_is(const struct args *a, const char *word)
 }
 
 int parse_pci_address(const char *arg, char *out, size_t size);
+void read_first_line(const char *path, char *buf, size_t size);
 int parse_u32(const char *arg, u32 *val);
 
 const char *role_name(u32 role);

@@ -19,6 +19,7 @@
 #include "conf.h"
 #include "gpuctl.h"
 #include "holders.h"
+#include "migration.h"
 #include "json_print.h"
 #include "mdev_sysfs.h"
 #include "vgpu_vf.h"
@@ -73,6 +74,12 @@ int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v)
 			v->has_open = true;
 			v->open = mnl_attr_get_u8(attr);
 			break;
+		case GPUCTL_A_MDEV_MIGRATION:
+			if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+				return -1;
+			v->has_migration = true;
+			v->migration = mnl_attr_get_u32(attr);
+			break;
 		case GPUCTL_A_MDEV_ALLOCATION:
 			if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
 				return -1;
@@ -114,6 +121,25 @@ int vgpu_dump(struct nl_ctx *nl, struct nl_list *list)
 			  list);
 }
 
+/*
+ * "migration" and "migration_compat" in JSON; " migratable" in text when
+ * its VFIO device can move its state (stop-copy)
+ */
+static void vgpu_migration_print(const struct vgpu_info *v)
+{
+	char key[MIGRATION_COMPAT_BUFSZ];
+
+	migration_print(v->has_migration, v->migration);
+	if (!v->has_migration || !v->driver[0]) {
+		print_null(PRINT_JSON, "migration_compat", NULL, NULL);
+		return;
+	}
+	migration_compat_mdev(v->parent, v->type, v->driver, key, sizeof(key));
+	print_string(PRINT_JSON, "migration_compat", NULL, key);
+	if (migration_live(v->has_migration, v->migration))
+		print_string(PRINT_FP, NULL, "%s", " migratable");
+}
+
 /**
  * vgpu_info_print() - one instance on one line
  * @v: the instance
@@ -147,6 +173,7 @@ void vgpu_info_print(const struct vgpu_info *v)
 		print_null(PRINT_JSON, "open", NULL, NULL);
 	if (v->open)
 		print_string(PRINT_FP, NULL, "%s", " open");
+	vgpu_migration_print(v);
 	if (!v->has_holder) {
 		print_null(PRINT_JSON, "holder", NULL, NULL);
 		return;

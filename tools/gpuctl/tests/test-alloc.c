@@ -462,7 +462,7 @@ static void test_limit_output(void)
 	"{\"pid\":1234,\"comm\":\"qemu-system-x86\",\"uid\":65534," \
 	"\"since\":4102444800,\"match\":\"other\",\"vm\":null," \
 	"\"found_by\":\"module\"}," \
-	"\"refused\":\"uid 65534 is not the owner's (107)\",\"vgpu_type\":null,\"vendor\":"
+	"\"refused\":\"uid 65534 is not the owner's (107)\",\"vgpu_type\":null,\"migration\":null,\"migration_compat\":null,\"vendor\":"
 #define HOLDER_TEXT \
 	" alloc 3 holder qemu-system-x86[1234] (other)" \
 	" refused \"uid 65534 is not the owner's (107)\" "
@@ -470,7 +470,7 @@ static void test_limit_output(void)
 	"\"allocation\":null,\"holder\":{\"pid\":0,\"comm\":null," \
 	"\"uid\":null,\"since\":null,\"match\":\"unknown\",\"vm\":null," \
 	"\"found_by\":null}," \
-	"\"refused\":null,\"vgpu_type\":null,\"vendor\":"
+	"\"refused\":null,\"vgpu_type\":null,\"migration\":null,\"migration_compat\":null,\"vendor\":"
 
 /* A device as vfio-open-ntf shows it: its allocation and its holder */
 static void test_holder_output(void)

@@ -634,6 +634,8 @@ static const char *const dev_json_want[][2] = {
 	{ "holder", "null" },
 	{ "refused", "null" },
 	{ "vgpu_type", "null" },
+	{ "migration", "null" },
+	{ "migration_compat", "null" },
 	{ "vendor", NULL },
 	{ "device", NULL },
 };
