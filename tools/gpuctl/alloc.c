@@ -35,22 +35,6 @@ static int alloc_u32(const struct nlattr *attr, u32 *val)
 	return 0;
 }
 
-/* Appends an address attribute to @v, of @n: allocations and rules */
-int addr_attr_add(char (**v)[ADDR_BUFSZ], size_t *n,
-		   const struct nlattr *attr)
-{
-	char (*grown)[ADDR_BUFSZ];
-
-	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
-		return -1;
-	grown = realloc(*v, (*n + 1) * sizeof(*grown));
-	if (!grown)
-		return -1;
-	*v = grown;
-	snprintf(grown[(*n)++], ADDR_BUFSZ, "%s", mnl_attr_get_str(attr));
-	return 0;
-}
-
 /**
  * alloc_typed() - whether an allocation gave a vendor VF its type
  * @al: the allocation
@@ -104,9 +88,11 @@ static int alloc_attr_add(struct alloc_info *al, const struct nlattr *attr)
 		return alloc_str(attr, al->labels[GPUCTL_LIMIT_SCOPE_DOMAIN - 1],
 				 sizeof(al->labels[0]));
 	case GPUCTL_A_ALLOC_DEVICE:
-		return addr_attr_add(&al->devs, &al->ndevs, attr);
+		return nl_attr_str_append(&al->devs, &al->ndevs,
+					  sizeof(*al->devs), attr);
 	case GPUCTL_A_ALLOC_DEVICE_TYPED:
-		return addr_attr_add(&al->typed, &al->ntyped, attr);
+		return nl_attr_str_append(&al->typed, &al->ntyped,
+					  sizeof(*al->typed), attr);
 	case GPUCTL_A_ALLOC_DETACH_ON_STOP:
 		al->detach_on_stop = true;
 		break;

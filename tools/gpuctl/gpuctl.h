@@ -246,8 +246,6 @@ enum alloc_form {
 };
 
 int alloc_info_parse(const struct nlmsghdr *nlh, struct alloc_info *al);
-int addr_attr_add(char (**v)[ADDR_BUFSZ], size_t *n,
-		   const struct nlattr *attr);
 void alloc_info_release(struct alloc_info *al);
 void alloc_info_print(const struct alloc_info *al, enum alloc_form form);
 void alloc_list_init(struct nl_list *list);

@@ -56,9 +56,9 @@ static int module_running(struct module_id *id)
 	if (access("/sys/module/gpuctl", F_OK))
 		return -ENOENT;
 	read_first_line("/sys/module/gpuctl/version", id->version,
-		   sizeof(id->version));
+			sizeof(id->version));
 	read_first_line("/sys/module/gpuctl/srcversion", id->srcversion,
-		   sizeof(id->srcversion));
+			sizeof(id->srcversion));
 	return 0;
 }
 

@@ -509,3 +509,31 @@ int nl_fd(const struct nl_ctx *nl)
 {
 	return mnl_socket_get_fd(nl->sk);
 }
+
+/**
+ * nl_attr_str_append() - append a string attribute to an array of
+ *	fixed-size strings, such as a rule's or an allocation's addresses
+ * @v: the address of the array's pointer (char (**)[SIZE]), which is
+ *	grown with realloc()
+ * @n: its length, counted up
+ * @size: the size of one element; a longer string is cut
+ * @attr: the attribute, which must be a NUL-terminated string
+ *
+ * Return: 0, or -1 when the attribute is malformed or memory runs out.
+ */
+int nl_attr_str_append(void *v, size_t *n, size_t size,
+		       const struct nlattr *attr)
+{
+	void **arr = v;
+	char *grown;
+
+	if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+		return -1;
+	grown = realloc(*arr, (*n + 1) * size);
+	if (!grown)
+		return -1;
+	*arr = grown;
+	snprintf(grown + *n * size, size, "%s", mnl_attr_get_str(attr));
+	(*n)++;
+	return 0;
+}

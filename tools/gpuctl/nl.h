@@ -54,6 +54,8 @@ int nl_collect(struct nl_ctx *nl, struct nlmsghdr *nlh, struct nl_list *list);
 int nl_collect_quiet(struct nl_ctx *nl, struct nlmsghdr *nlh,
 		     struct nl_list *list);
 void nl_list_free(struct nl_list *list);
+int nl_attr_str_append(void *v, size_t *n, size_t size,
+		       const struct nlattr *attr);
 int nl_monitor_join(struct nl_ctx *nl);
 int nl_monitor_recv(struct nl_ctx *nl, mnl_cb_t cb, void *data);
 int nl_fd(const struct nl_ctx *nl);

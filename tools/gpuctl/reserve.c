@@ -66,9 +66,11 @@ static int rule_attr_add(struct rule_info *r, const struct nlattr *attr)
 		r->source = mnl_attr_get_u32(attr);
 		break;
 	case GPUCTL_A_RULE_DEVICE:
-		return addr_attr_add(&r->devs, &r->ndevs, attr);
+		return nl_attr_str_append(&r->devs, &r->ndevs,
+					  sizeof(*r->devs), attr);
 	case GPUCTL_A_RULE_ORPHAN:
-		return addr_attr_add(&r->orphans, &r->norphans, attr);
+		return nl_attr_str_append(&r->orphans, &r->norphans,
+					  sizeof(*r->orphans), attr);
 	case GPUCTL_A_RULE_WARNING:
 		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
 			return -1;
