@@ -490,7 +490,7 @@ bool mdev_exists(const char *uuid)
  * @out: "0000:11:00.0" for physfn -> ../0000:11:00.0
  * @size: size of @out
  *
- * Return: 0 or a negative errno.
+ * Return: 0, or a negative errno with @out "".
  */
 int sysfs_link_base(const char *path, char *out, size_t size)
 {
@@ -498,6 +498,8 @@ int sysfs_link_base(const char *path, char *out, size_t size)
 	const char *base;
 	ssize_t len;
 
+	/* callers read @out as "" on error: a missing "driver" link is none */
+	out[0] = '\0';
 	len = readlink(path, target, sizeof(target) - 1);
 	if (len < 0)
 		return -errno;
