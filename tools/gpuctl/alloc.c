@@ -688,14 +688,17 @@ static void alloc_holders_of(struct alloc_info *al, const struct nl_list *devs,
 static void alloc_holders_read(struct gpuctl *g, struct nl_list *list)
 {
 	struct nl_list devs, vgpus;
+	struct holders f = {};
 	struct nl_ctx *nl;
 	size_t i;
 
 	if (geteuid() || gpuctl_nl(g, &nl) || dev_dump(nl, &devs))
 		return;
 	if (!vgpu_dump(nl, &vgpus)) {
-		holders_fill(&devs, list);
-		holders_fill_vgpus(&vgpus, list);
+		/* one read of /proc for both */
+		holders_fill(&devs, list, &f);
+		holders_fill_vgpus(&vgpus, list, &f);
+		holders_free(&f);
 		for (i = 0; i < list->n; i++)
 			alloc_holders_of((struct alloc_info *)list->v + i,
 					 &devs, &vgpus);

@@ -789,12 +789,14 @@ int dev_get_quiet(struct nl_ctx *nl, const char *addr, struct dev_info *d)
  */
 static void dev_holders_fill(struct nl_ctx *nl, struct nl_list *devs)
 {
+	struct holders f = {};
 	struct nl_list allocs;
 
 	if (!holders_wanted(devs))
 		return;
 	alloc_list_init(&allocs);
-	holders_fill(devs, alloc_dump(nl, &allocs) ? NULL : &allocs);
+	holders_fill(devs, alloc_dump(nl, &allocs) ? NULL : &allocs, &f);
+	holders_free(&f);
 	nl_list_free(&allocs);
 }
 

@@ -323,8 +323,12 @@ static void doctor_load(struct gpuctl *g, struct doctor *dr)
 				       &dr->allocs);
 	dr->ledger = !ret;
 	dr->ledger_err = ret;
-	if (dr->ledger)
-		holders_fill(&dr->devs, &dr->allocs);
+	if (dr->ledger) {
+		struct holders f = {};
+
+		holders_fill(&dr->devs, &dr->allocs, &f);
+		holders_free(&f);
+	}
 }
 
 /**

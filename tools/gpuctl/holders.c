@@ -101,17 +101,16 @@ static void vfio_fds_of(pid_t pid, struct holders *f)
 	closedir(dir);
 }
 
-/**
- * holders_scan() - every process's open VFIO nodes, in /proc's (pid) order
- * @f: zeroed; filled, free it with holders_free()
- *
- * Finds nothing for a user other than root.
+/*
+ * Every process's open VFIO nodes, in /proc's (pid) order, read once per
+ * @f, at its first lookup. Nothing for a user other than root.
  */
-void holders_scan(struct holders *f)
+static void holders_scan(struct holders *f)
 {
 	struct dirent *de;
 	DIR *proc;
 
+	f->scanned = true;
 	if (geteuid())
 		return;
 	proc = opendir("/proc");
@@ -131,7 +130,7 @@ void holders_free(struct holders *f)
 
 /**
  * holders_pid() - the process that holds a device
- * @f: what holders_scan() found
+ * @f: the processes' VFIO nodes, read from /proc at the first call
  * @name: the device's sysfs name: a PCI address, or an mdev's UUID
  * @has_group: whether it is in an IOMMU group
  * @group: the group
@@ -142,11 +141,13 @@ void holders_free(struct holders *f)
  *
  * Return: its pid, 0 for none.
  */
-pid_t holders_pid(const struct holders *f, const char *name, bool has_group,
+pid_t holders_pid(struct holders *f, const char *name, bool has_group,
 		  unsigned int group)
 {
 	size_t i;
 
+	if (!f->scanned)
+		holders_scan(f);
 	for (i = 0; i < f->n; i++)
 		if (f->v[i].cdev && !strcmp(f->v[i].dev, name))
 			return f->v[i].pid;
@@ -325,26 +326,24 @@ bool holders_wanted(const struct nl_list *devs)
  *	comm, uid and VM name, and a match against its allocation
  * @allocs: the allocations (struct alloc_info), or NULL when not read;
  *	the match is "unknown" then
+ * @f: the processes' VFIO nodes (zeroed before the first use; one read of
+ *	/proc serves every fill that shares it); holders_free() frees it
  *
- * Does nothing for a user other than root, or when no device has an
- * unknown holder.
+ * /proc is read only when a device has an unknown holder, and only for
+ * root.
  */
-void holders_fill(struct nl_list *devs, const struct nl_list *allocs)
+void holders_fill(struct nl_list *devs, const struct nl_list *allocs,
+		  struct holders *f)
 {
 	struct dev_info *d = devs->v;
-	struct holders f = {};
 	struct holder_proc p;
 	size_t i;
 	pid_t pid;
 
-	if (!holders_wanted(devs))
-		return;
-
-	holders_scan(&f);
 	for (i = 0; i < devs->n; i++) {
 		if (!d[i].has_holder || d[i].holder_pid)
 			continue;
-		pid = holders_pid(&f, d[i].address, d[i].has_iommu_group,
+		pid = holders_pid(f, d[i].address, d[i].has_iommu_group,
 				  d[i].iommu_group);
 		if (!pid || holder_proc_read(pid, &p))
 			continue;
@@ -359,7 +358,6 @@ void holders_fill(struct nl_list *devs, const struct nl_list *allocs)
 		d[i].open_match = holders_match(d[i].has_allocation,
 						d[i].allocation, &p, allocs);
 	}
-	holders_free(&f);
 }
 
 /**
@@ -368,28 +366,22 @@ void holders_fill(struct nl_list *devs, const struct nl_list *allocs)
  *	process found, with a match against its allocation. The module
  *	knows only that an instance is open, on any vendor driver.
  * @allocs: the allocations (struct alloc_info), or NULL when not read
+ * @f: as for holders_fill()
  *
- * Does nothing for a user other than root, or when none is open.
+ * /proc is read only when one is open, and only for root.
  */
-void holders_fill_vgpus(struct nl_list *vgpus, const struct nl_list *allocs)
+void holders_fill_vgpus(struct nl_list *vgpus, const struct nl_list *allocs,
+			struct holders *f)
 {
 	struct vgpu_info *v = vgpus->v;
-	struct holders f = {};
 	struct holder_proc p;
-	bool any = false;
 	size_t i;
 	pid_t pid;
 
-	for (i = 0; i < vgpus->n; i++)
-		any |= v[i].open;
-	if (!any || geteuid())
-		return;
-
-	holders_scan(&f);
 	for (i = 0; i < vgpus->n; i++) {
 		if (!v[i].open)
 			continue;
-		pid = holders_pid(&f, v[i].uuid, v[i].has_group, v[i].group);
+		pid = holders_pid(f, v[i].uuid, v[i].has_group, v[i].group);
 		if (!pid || holder_proc_read(pid, &p))
 			continue;
 		v[i].has_holder = true;
@@ -401,5 +393,4 @@ void holders_fill_vgpus(struct nl_list *vgpus, const struct nl_list *allocs)
 		v[i].holder_match = holders_match(v[i].has_allocation,
 						  v[i].allocation, &p, allocs);
 	}
-	holders_free(&f);
 }

@@ -34,20 +34,25 @@ struct vfio_fd {
 	char dev[64];			/* a cdev's device: its sysfs name */
 };
 
-/* The open VFIO nodes of every process, as holders_scan() found them */
+/*
+ * The open VFIO nodes of every process, read from /proc at the first
+ * lookup (holders_pid()); zero it before use, holders_free() after.
+ */
 struct holders {
 	struct vfio_fd *v;
 	size_t n;
+	bool scanned;
 };
 
-void holders_scan(struct holders *f);
 void holders_free(struct holders *f);
-pid_t holders_pid(const struct holders *f, const char *name, bool has_group,
+pid_t holders_pid(struct holders *f, const char *name, bool has_group,
 		  unsigned int group);
 int holder_proc_read(pid_t pid, struct holder_proc *p);
 int holder_vm_name(const char *cmdline, size_t len, char *buf, size_t size);
 bool holders_wanted(const struct nl_list *devs);
-void holders_fill(struct nl_list *devs, const struct nl_list *allocs);
-void holders_fill_vgpus(struct nl_list *vgpus, const struct nl_list *allocs);
+void holders_fill(struct nl_list *devs, const struct nl_list *allocs,
+		  struct holders *f);
+void holders_fill_vgpus(struct nl_list *vgpus, const struct nl_list *allocs,
+			struct holders *f);
 
 #endif /* _GPUCTL_HOLDERS_H */

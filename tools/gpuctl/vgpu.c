@@ -217,6 +217,7 @@ static void vgpu_list_print(const struct nl_list *list)
 static void vgpu_holders_fill(struct gpuctl *g, struct nl_list *list)
 {
 	const struct vgpu_info *v = list->v;
+	struct holders f = {};
 	struct nl_list allocs;
 	struct nl_ctx *nl;
 	bool any = false;
@@ -227,7 +228,8 @@ static void vgpu_holders_fill(struct gpuctl *g, struct nl_list *list)
 	if (!any || geteuid() || gpuctl_nl(g, &nl))
 		return;
 	alloc_list_init(&allocs);
-	holders_fill_vgpus(list, alloc_dump(nl, &allocs) ? NULL : &allocs);
+	holders_fill_vgpus(list, alloc_dump(nl, &allocs) ? NULL : &allocs, &f);
+	holders_free(&f);
 	nl_list_free(&allocs);
 }
 

@@ -46,6 +46,7 @@ void view_free(struct view *v)
  */
 int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
 {
+	struct holders holders = {};
 	size_t i;
 	int ret;
 
@@ -58,11 +59,13 @@ int view_read(struct nl_ctx *nl, struct view *v, const char *cmd)
 	if (!ret)
 		ret = alloc_dump(nl, &v->allocs);
 	if (!ret)
-		holders_fill(&v->devs, &v->allocs);
-	if (!ret)
 		ret = vgpu_dump(nl, &v->vgpus);
-	if (!ret)
-		holders_fill_vgpus(&v->vgpus, &v->allocs);
+	if (!ret) {
+		/* one read of /proc for devices and vGPUs, if one is open */
+		holders_fill(&v->devs, &v->allocs, &holders);
+		holders_fill_vgpus(&v->vgpus, &v->allocs, &holders);
+	}
+	holders_free(&holders);
 	if (!ret)
 		ret = limit_dump(nl, &v->limits);
 	if (!ret) {
