@@ -18,6 +18,7 @@
 #include "gpuctl.h"
 #include "holders.h"
 #include "json_print.h"
+#include "migration.h"
 
 static int alloc_str(const struct nlattr *attr, char *buf, size_t size)
 {
@@ -152,6 +153,9 @@ void alloc_info_release(struct alloc_info *al)
 	free(al->holders);
 	al->holders = NULL;
 	al->nholders = 0;
+	free(al->blockers);
+	al->blockers = NULL;
+	al->nblockers = 0;
 }
 
 /* "name vm1" in text and "name":"vm1" in JSON, or "name":null */
@@ -209,6 +213,23 @@ static void alloc_holders_print(const struct alloc_info *al)
 				     open_match_name(h->match));
 		close_json_object();
 	}
+	close_json_array(PRINT_JSON, NULL);
+}
+
+/*
+ * Whether the VM could live-migrate with all it is given: "migration yes",
+ * or "migration no (ADDR, UUID)" naming what cannot move its state
+ */
+static void alloc_migration_print(const struct alloc_info *al)
+{
+	size_t i;
+
+	print_bool(PRINT_JSON, "live_migratable", NULL, !al->nblockers);
+	print_string(PRINT_FP, NULL, "\n  live-migration: %s",
+		     al->nblockers ? "no, cannot migrate:" : "yes");
+	open_json_array(PRINT_JSON, "migration_blockers");
+	for (i = 0; i < al->nblockers; i++)
+		print_string(PRINT_ANY, NULL, " %s", al->blockers[i]);
 	close_json_array(PRINT_JSON, NULL);
 }
 
@@ -296,6 +317,8 @@ void alloc_info_print(const struct alloc_info *al, enum alloc_form form)
 		if (al->vgpus[i].made)
 			print_string(PRINT_FP, NULL, "%s", " (made)");
 	}
+	if (al->migration_read)
+		alloc_migration_print(al);
 	if (al->holders_read)
 		alloc_holders_print(al);
 }
@@ -682,26 +705,33 @@ static void alloc_holders_of(struct alloc_info *al, const struct nl_list *devs,
 }
 
 /*
- * For root: who has each allocation's devices and vGPUs open, the
- * module's holders and those found in /proc (holders.c)
+ * What alloc show adds to the ledger: whether each allocation could
+ * live-migrate (migration.c) and, for root, who has its devices and vGPUs
+ * open, the module's holders and those found in /proc (holders.c)
  */
-static void alloc_holders_read(struct gpuctl *g, struct nl_list *list)
+static void alloc_facts_read(struct gpuctl *g, struct nl_list *list)
 {
 	struct nl_list devs, vgpus;
 	struct holders f = {};
 	struct nl_ctx *nl;
 	size_t i;
 
-	if (geteuid() || gpuctl_nl(g, &nl) || dev_dump(nl, &devs))
+	if (gpuctl_nl(g, &nl) || dev_dump(nl, &devs))
 		return;
 	if (!vgpu_dump(nl, &vgpus)) {
-		/* one read of /proc for both */
-		holders_fill(&devs, list, &f);
-		holders_fill_vgpus(&vgpus, list, &f);
-		holders_free(&f);
-		for (i = 0; i < list->n; i++)
-			alloc_holders_of((struct alloc_info *)list->v + i,
-					 &devs, &vgpus);
+		if (!geteuid()) {
+			/* one read of /proc for both */
+			holders_fill(&devs, list, &f);
+			holders_fill_vgpus(&vgpus, list, &f);
+			holders_free(&f);
+		}
+		for (i = 0; i < list->n; i++) {
+			struct alloc_info *al = (struct alloc_info *)list->v + i;
+
+			if (!geteuid())
+				alloc_holders_of(al, &devs, &vgpus);
+			alloc_migration_read(al, &devs, &vgpus);
+		}
 		nl_list_free(&vgpus);
 	}
 	nl_list_free(&devs);
@@ -721,7 +751,7 @@ static int cmd_alloc_show(struct gpuctl *g, struct args *a)
 	alloc_list_init(&list);
 	ret = show_by_id(g, a, &show, &list, &collected);
 	if (collected) {
-		alloc_holders_read(g, &list);
+		alloc_facts_read(g, &list);
 		alloc_list_print(&list);
 	}
 	nl_list_free(&list);

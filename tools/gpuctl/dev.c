@@ -419,15 +419,10 @@ static void dev_migration_print(const struct dev_info *d)
 	char key[MIGRATION_COMPAT_BUFSZ];
 
 	migration_print(d->has_migration, d->migration);
-	if (!d->has_migration || !d->has_driver) {
+	if (dev_migration_compat(d, key, sizeof(key)))
+		print_string(PRINT_JSON, "migration_compat", NULL, key);
+	else
 		print_null(PRINT_JSON, "migration_compat", NULL, NULL);
-		return;
-	}
-	migration_compat_pci(d->vendor_id, d->device_id,
-			     d->subsystem_vendor_id, d->subsystem_device_id,
-			     d->has_vgpu_type ? d->vgpu_type : 0, d->driver,
-			     key, sizeof(key));
-	print_string(PRINT_JSON, "migration_compat", NULL, key);
 }
 
 /* The ids as JSON has them, "%0*x", without printf's format parsing */

@@ -29,6 +29,7 @@
 #include "holders.h"
 #include "json_print.h"
 #include "mdev_sysfs.h"
+#include "migration.h"
 
 static const char *const status_names[] = {
 	[DOCTOR_PASS] = "pass",
@@ -268,6 +269,7 @@ static const struct {
 	{ "module-signature", doctor_signature },
 	{ "rules-ledger", doctor_ledger },
 	{ "vfio-holders", doctor_holders },
+	{ "live-migration", doctor_migration },
 };
 
 static void lines_print(const char *key, const char *label, char **v,
@@ -292,6 +294,20 @@ static void check_print(const struct doctor_check *c)
 	lines_print("evidence", "evidence", c->evidence, c->nevidence);
 	lines_print("fix", "fix", c->fix, c->nfix);
 	close_json_object();
+}
+
+/* Which devices of each allocation cannot migrate (migration.c) */
+static void doctor_migration_read(struct gpuctl *g, struct doctor *dr)
+{
+	struct nl_list vgpus;
+	size_t i;
+
+	if (vgpu_dump(&g->nl, &vgpus))
+		return;
+	for (i = 0; i < dr->allocs.n; i++)
+		alloc_migration_read((struct alloc_info *)dr->allocs.v + i,
+				     &dr->devs, &vgpus);
+	nl_list_free(&vgpus);
 }
 
 /* The module's dumps the checks use; a module that is not there is a finding */
@@ -328,6 +344,7 @@ static void doctor_load(struct gpuctl *g, struct doctor *dr)
 
 		holders_fill(&dr->devs, &dr->allocs, &f);
 		holders_free(&f);
+		doctor_migration_read(g, dr);
 	}
 }
 
@@ -387,5 +404,6 @@ const struct object doctor_object = {
 	.notes = "Checks this host for GPU passthrough: the IOMMU, interrupt remapping,\n"
 		 "the kernel command line, the IOMMU groups of the GPUs, the vfio modules,\n"
 		 "the initramfs and softdeps, the reserved devices' drivers, the module's\n"
-		 "signature and the rules and ledger. Exits 4 when a check failed.\n",
+		 "signature, the rules and ledger, who holds the open devices and which\n"
+		 "allocations could live-migrate. Exits 4 when a check failed.\n",
 };

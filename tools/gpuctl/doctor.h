@@ -100,5 +100,6 @@ void doctor_module(const struct doctor *dr, struct doctor_check *c);
 void doctor_reserved(const struct doctor *dr, struct doctor_check *c);
 void doctor_ledger(const struct doctor *dr, struct doctor_check *c);
 void doctor_holders(const struct doctor *dr, struct doctor_check *c);
+void doctor_migration(const struct doctor *dr, struct doctor_check *c);
 
 #endif /* _GPUCTL_DOCTOR_H */

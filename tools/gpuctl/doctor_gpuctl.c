@@ -5,8 +5,8 @@
  * gpuctl doctor, gpuctl's own checks: the module answers, every reserved
  * device is on its rule's VFIO driver in sysfs (not only in the module's
  * word) and no other device is on gpuctl's, the rules and the ledger
- * hold nothing that needs a hand, and every open device is its
- * allocation's VM's.
+ * hold nothing that needs a hand, every open device is its allocation's
+ * VM's, and which allocations could live-migrate.
  */
 
 #include <errno.h>
@@ -288,4 +288,53 @@ void doctor_holders(const struct doctor *dr, struct doctor_check *c)
 	}
 	doctor_set(c, DOCTOR_PASS, "%zu devices open, each by its allocation's VM",
 		   n);
+}
+
+/**
+ * doctor_migration() - which allocations' VMs could live-migrate
+ * @dr: the doctor
+ * @c: the check
+ *
+ * An allocation whose devices cannot move their state (no VFIO driver's
+ * stop-copy, kmod/migration.c) is no fault: a whole GPU on vfio-pci is
+ * the common case. So it passes, and names those that cannot, for the
+ * operator who is about to tell the cloud stack that they can.
+ */
+void doctor_migration(const struct doctor *dr, struct doctor_check *c)
+{
+	const struct alloc_info *al = dr->allocs.v;
+	size_t i, b, n = 0, len = 0;
+	char names[96] = "", line[512];
+
+	if (!doctor_ledger_read(dr, c, "the ledger"))
+		return;
+	for (i = 0; i < dr->allocs.n; i++) {
+		if (!al[i].migration_read)
+			continue;
+		if (!al[i].nblockers) {
+			doctor_evidence(c, "alloc %u: can live-migrate",
+					al[i].id);
+			continue;
+		}
+		line[0] = '\0';
+		for (b = 0; b < al[i].nblockers; b++)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 " %s", al[i].blockers[b]);
+		doctor_evidence(c, "alloc %u: cannot live-migrate:%s",
+				al[i].id, line);
+		if (len < sizeof(names))
+			len += snprintf(names + len, sizeof(names) - len,
+					"%s%u", n ? ", " : "", al[i].id);
+		n++;
+	}
+	if (n)
+		doctor_set(c, DOCTOR_PASS,
+			   "%zu of %zu allocations cannot live-migrate: %s",
+			   n, dr->allocs.n, names);
+	else if (dr->allocs.n)
+		doctor_set(c, DOCTOR_PASS,
+			   "all %zu allocations can live-migrate",
+			   dr->allocs.n);
+	else
+		doctor_set(c, DOCTOR_PASS, "no allocations");
 }

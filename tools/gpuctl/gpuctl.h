@@ -229,6 +229,9 @@ struct alloc_info {
 	bool holders_read;	/* alloc show, for root: alloc_holders_read() */
 	size_t nholders;
 	struct alloc_holder *holders;
+	bool migration_read;	/* alloc show: alloc_migration_read() */
+	size_t nblockers;	/* devices and vGPUs that cannot migrate */
+	char (*blockers)[GPUCTL_UUID_LEN + 1];
 };
 
 /* Who has one of an allocation's devices or vGPUs open */

@@ -24,6 +24,7 @@
 #include "gpuctl.h"
 #include "mdev_sysfs.h"
 #include "metrics.h"
+#include "migration.h"
 #include "vgpu_vf.h"
 #include "view.h"
 
@@ -245,6 +246,60 @@ static void vgpus_put(FILE *fp, const struct view *s)
 	}
 }
 
+static void migration_labels_put(FILE *fp, const char *kind,
+				 const char *dev, bool known, u32 caps,
+				 const char *compat)
+{
+	char names[64];
+
+	migration_caps_str(caps, names, sizeof(names));
+	fputs("gpuctl_migration_info{", fp);
+	label_put(fp, "kind", kind, false);
+	label_put(fp, "device", dev, false);
+	label_put(fp, "capabilities", names, false);
+	label_put(fp, "live_migratable",
+		  migration_live(known, caps) ? "true" : "false", false);
+	label_put(fp, "compat", compat, true);
+	fputs(" 1\n", fp);
+}
+
+/*
+ * Live migration as the host sees it: each device and mdev instance on a
+ * VFIO driver with its capabilities and compatibility key, and whether
+ * each allocation's VM could migrate with all it is given.
+ */
+static void migration_put(FILE *fp, struct view *s)
+{
+	const struct dev_info *d = s->devs.v;
+	const struct vgpu_info *v = s->vgpus.v;
+	struct alloc_info *al = s->allocs.v;
+	char key[MIGRATION_COMPAT_BUFSZ], id[16];
+	size_t i;
+
+	family_put(fp, "gpuctl_migration_info", "gauge",
+		   "Each device and mdev instance on a VFIO driver: its VFIO migration capabilities, whether its state can move (stop-copy), and its compatibility key.");
+	for (i = 0; i < s->devs.n; i++)
+		if (dev_migration_compat(&d[i], key, sizeof(key)))
+			migration_labels_put(fp, "pci", d[i].address, true,
+					     d[i].migration, key);
+	for (i = 0; i < s->vgpus.n; i++)
+		if (vgpu_migration_compat(&v[i], key, sizeof(key)))
+			migration_labels_put(fp, "mdev", v[i].uuid, true,
+					     v[i].migration, key);
+
+	family_put(fp, "gpuctl_allocation_live_migratable", "gauge",
+		   "1 when every device and vGPU of the allocation can move its state, else 0.");
+	for (i = 0; i < s->allocs.n; i++) {
+		if (alloc_migration_read(&al[i], &s->devs, &s->vgpus))
+			continue;
+		snprintf(id, sizeof(id), "%u", al[i].id);
+		fputs("gpuctl_allocation_live_migratable{", fp);
+		label_put(fp, "id", id, false);
+		label_put(fp, "name", al[i].name, true);
+		fprintf(fp, " %d\n", !al[i].nblockers);
+	}
+}
+
 /**
  * metrics_print() - write every metric to a stream
  * @nl: an open socket
@@ -267,6 +322,7 @@ int metrics_print(struct nl_ctx *nl, FILE *fp, const uint64_t *events_lost)
 	allocs_put(fp, &s.allocs);
 	limits_put(fp, &s.limits);
 	vgpus_put(fp, &s);
+	migration_put(fp, &s);
 	if (events_lost) {
 		family_put(fp, "gpuctl_monitor_events_lost_total", "counter",
 			   "How often gpuctl monitor's socket overflowed and events were lost.");

@@ -12,13 +12,16 @@
  * claim.
  */
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/gpuctl.h>
 
+#include "gpuctl.h"
 #include "json_print.h"
 #include "mdev_sysfs.h"
 #include "migration.h"
@@ -56,6 +59,23 @@ void migration_print(bool known, u32 caps)
 			print_string(PRINT_JSON, NULL, NULL,
 				     migration_names[i].name);
 	close_json_array(PRINT_JSON, NULL);
+}
+
+/**
+ * migration_caps_str() - the capabilities' names, joined by commas
+ * @caps: enum gpuctl_migration_caps flags
+ * @buf: out: "stop-copy,p2p", or "" for none
+ * @size: its size
+ */
+void migration_caps_str(u32 caps, char *buf, size_t size)
+{
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(migration_names) && len < size; i++)
+		if (caps & migration_names[i].flag)
+			len += snprintf(buf + len, size - len, "%s%s",
+					len ? "," : "", migration_names[i].name);
 }
 
 /* Whether the VM can live-migrate with it: the device state can move */
@@ -158,4 +178,104 @@ void migration_compat_mdev(const char *parent, const char *type,
 		snprintf(ids, sizeof(ids), "virtual:%.40s", parent);
 	driver_version("mdev", driver, version, sizeof(version));
 	snprintf(buf, size, "%s/%s/%s@%s", ids, type, driver, version);
+}
+
+/**
+ * dev_migration_compat() - the compatibility key of a device
+ * @d: the device
+ * @buf: out: the key (migration_compat_pci())
+ * @size: its size
+ *
+ * Return: false, and nothing written, when it is on no VFIO driver.
+ */
+bool dev_migration_compat(const struct dev_info *d, char *buf, size_t size)
+{
+	if (!d->has_migration || !d->has_driver)
+		return false;
+	migration_compat_pci(d->vendor_id, d->device_id,
+			     d->subsystem_vendor_id, d->subsystem_device_id,
+			     d->has_vgpu_type ? d->vgpu_type : 0, d->driver,
+			     buf, size);
+	return true;
+}
+
+/**
+ * vgpu_migration_compat() - the compatibility key of an mdev instance
+ * @v: the instance
+ * @buf: out: the key (migration_compat_mdev())
+ * @size: its size
+ *
+ * Return: false, and nothing written, when it has no VFIO device.
+ */
+bool vgpu_migration_compat(const struct vgpu_info *v, char *buf, size_t size)
+{
+	if (!v->has_migration || !v->driver[0])
+		return false;
+	migration_compat_mdev(v->parent, v->type, v->driver, buf, size);
+	return true;
+}
+
+static int alloc_blocker_add(struct alloc_info *al, const char *dev)
+{
+	char (*b)[GPUCTL_UUID_LEN + 1];
+
+	b = realloc(al->blockers, (al->nblockers + 1) * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	al->blockers = b;
+	snprintf(b[al->nblockers++], sizeof(*b), "%s", dev);
+	return 0;
+}
+
+static bool dev_live(const struct nl_list *devs, const char *addr)
+{
+	const struct dev_info *d = devs->v;
+	size_t i;
+
+	for (i = 0; i < devs->n; i++)
+		if (!strcmp(d[i].address, addr))
+			return migration_live(d[i].has_migration,
+					      d[i].migration);
+	return false;
+}
+
+static bool vgpu_live(const struct nl_list *vgpus, const char *uuid)
+{
+	const struct vgpu_info *v = vgpus->v;
+	size_t i;
+
+	for (i = 0; i < vgpus->n; i++)
+		if (!strcmp(v[i].uuid, uuid))
+			return migration_live(v[i].has_migration,
+					      v[i].migration);
+	return false;
+}
+
+/**
+ * alloc_migration_read() - which of an allocation's devices cannot migrate
+ * @al: the allocation; its blockers are set
+ * @devs: the module's devices (struct dev_info)
+ * @vgpus: the module's mdev instances (struct vgpu_info)
+ *
+ * The VM can live-migrate only when every device and vGPU it is given
+ * can move its state. A device the module no longer lists, or one on no
+ * VFIO driver, cannot.
+ *
+ * Return: 0 or -ENOMEM; al->migration_read says the blockers are known.
+ */
+int alloc_migration_read(struct alloc_info *al, const struct nl_list *devs,
+			 const struct nl_list *vgpus)
+{
+	size_t i;
+
+	for (i = 0; i < al->ndevs; i++)
+		if (!dev_live(devs, al->devs[i]) &&
+		    alloc_blocker_add(al, al->devs[i]))
+			return -ENOMEM;
+	for (i = 0; i < al->nvgpus; i++)
+		if (!vgpu_live(vgpus, al->vgpus[i].uuid) &&
+		    alloc_blocker_add(al, al->vgpus[i].uuid))
+			return -ENOMEM;
+	al->migration_read = true;
+	return 0;
 }

@@ -130,11 +130,10 @@ static void vgpu_migration_print(const struct vgpu_info *v)
 	char key[MIGRATION_COMPAT_BUFSZ];
 
 	migration_print(v->has_migration, v->migration);
-	if (!v->has_migration || !v->driver[0]) {
+	if (!vgpu_migration_compat(v, key, sizeof(key))) {
 		print_null(PRINT_JSON, "migration_compat", NULL, NULL);
 		return;
 	}
-	migration_compat_mdev(v->parent, v->type, v->driver, key, sizeof(key));
 	print_string(PRINT_JSON, "migration_compat", NULL, key);
 	if (migration_live(v->has_migration, v->migration))
 		print_string(PRINT_FP, NULL, "%s", " migratable");

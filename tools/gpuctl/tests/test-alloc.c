@@ -16,6 +16,7 @@
 
 #include "gpuctl.h"
 #include "json_print.h"
+#include "migration.h"
 #include "test-cmdline.h"
 
 #define UUID "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
@@ -576,6 +577,85 @@ static void test_ledger_write(void)
 	free(err);
 }
 
+/*
+ * Whether an allocation could live-migrate: every device and vGPU must
+ * have stop-copy; one the module no longer lists, or with only P2P,
+ * cannot.
+ */
+#define BLOCKERS_JSON \
+	"\"live_migratable\":false,\"migration_blockers\":" \
+	"[\"0000:07:00.1\",\"" VGPU2 "\"]"
+
+static void test_alloc_migration(void)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], names[64];
+	struct dev_info d[2] = {};
+	struct vgpu_info v[2] = {};
+	struct nl_list devs = { .v = d, .n = 2 }, vgpus = { .v = v, .n = 1 };
+	struct alloc_info al = {};
+	struct nl_list list;
+	char *out;
+
+	snprintf(d[0].address, sizeof(d[0].address), "0000:07:00.0");
+	d[0].has_migration = true;
+	d[0].migration = GPUCTL_MIGRATION_CAPS_STOP_COPY |
+			 GPUCTL_MIGRATION_CAPS_PRE_COPY;
+	snprintf(d[1].address, sizeof(d[1].address), "0000:07:00.1");
+	d[1].has_migration = true;
+	d[1].migration = GPUCTL_MIGRATION_CAPS_P2P;
+	snprintf(v[0].uuid, sizeof(v[0].uuid), VGPU1);
+	v[0].has_migration = true;
+	v[0].migration = GPUCTL_MIGRATION_CAPS_STOP_COPY;
+
+	migration_caps_str(d[0].migration | GPUCTL_MIGRATION_CAPS_DIRTY_TRACKING,
+			   names, sizeof(names));
+	check_str("migration capability names", names,
+		  "stop-copy,pre-copy,dirty-tracking");
+	migration_caps_str(0, names, sizeof(names));
+	check_str("no migration capability", names, "");
+
+	/* 07:00.1 has P2P only, VGPU2 is not listed */
+	report(!alloc_info_parse(fake_alloc_msg(buf), &al), "%s",
+	       "alloc for migration parses");
+	report(!alloc_migration_read(&al, &devs, &vgpus) &&
+	       al.migration_read && al.nblockers == 2 &&
+	       !strcmp(al.blockers[0], "0000:07:00.1") &&
+	       !strcmp(al.blockers[1], VGPU2), "%s",
+	       "alloc migration blockers: a P2P-only device, an unlisted vGPU");
+	alloc_list_init(&list);
+	list.v = &al;
+	list.n = 1;
+	render_allocs(&list, true, &out);
+	report(!!strstr(out, BLOCKERS_JSON),
+	       "%s", "alloc migration JSON");
+	free(out);
+	render_allocs(&list, false, &out);
+	report(!!strstr(out, "\n  live-migration: no, cannot migrate: 0000:07:00.1 " VGPU2 "\n"),
+	       "%s", "alloc migration text");
+	free(out);
+	alloc_info_release(&al);
+
+	/* all can move their state */
+	memset(&al, 0, sizeof(al));
+	alloc_info_parse(fake_alloc_msg(buf), &al);
+	d[1].migration |= GPUCTL_MIGRATION_CAPS_STOP_COPY;
+	snprintf(v[1].uuid, sizeof(v[1].uuid), VGPU2);
+	v[1].has_migration = true;
+	v[1].migration = GPUCTL_MIGRATION_CAPS_STOP_COPY;
+	vgpus.n = 2;
+	report(!alloc_migration_read(&al, &devs, &vgpus) && !al.nblockers,
+	       "%s", "alloc migration: all can move");
+	render_allocs(&list, false, &out);
+	report(!!strstr(out, "\n  live-migration: yes\n"), "%s",
+	       "alloc migration text, yes");
+	free(out);
+	render_allocs(&list, true, &out);
+	report(!!strstr(out, "\"live_migratable\":true,\"migration_blockers\":[]"),
+	       "%s", "alloc migration JSON, yes");
+	free(out);
+	alloc_info_release(&al);
+}
+
 void test_allocs(void)
 {
 	test_uuid();
@@ -586,4 +666,5 @@ void test_allocs(void)
 	test_alloc_output();
 	test_limit_output();
 	test_holder_output();
+	test_alloc_migration();
 }
