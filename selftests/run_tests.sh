@@ -118,7 +118,7 @@ test_golden.sh		7
 test_hotplug.sh		7
 test_lifecycle.sh	7
 test_mdev.sh		7
-test_metrics.sh		7
+test_metrics.sh		8
 test_module_reload.sh	9
 test_noiommu.sh		9
 test_packages.sh	14

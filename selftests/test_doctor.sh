@@ -39,7 +39,7 @@ PB_NIC=0000:09:02.0
 VM=6a2d0e30-0000-4000-8000-0000000000d1
 CHECKS='["module","iommu","interrupt-remapping","cmdline","groups","vfio-modules",'
 CHECKS+='"initramfs","softdeps","reserved-drivers","module-signature","rules-ledger",'
-CHECKS+='"vfio-holders"]'
+CHECKS+='"vfio-holders","live-migration"]'
 
 cleanup() {
 	gpuctl alloc del owner "$VM" >/dev/null 2>&1

@@ -11,6 +11,9 @@
 #   - allocations by state and the GPUs they hold, a tenant limit's used
 #     and max, a VFIO open;
 #   - vGPU capacity and instances per mdev type (the kernel's mtty sample);
+#   - each VFIO device's migration capabilities and key, as YNL and
+#     dev show give them, and whether an allocation could live-migrate,
+#     which alloc show and doctor say too;
 #   - the file is replaced in one rename, with no timestamps, and no
 #     temporary file stays; a directory that does not exist is an error
 #     that names it;
@@ -32,6 +35,7 @@ EXPORTER_PID=
 MONITOR_PID=
 GPU=0000:01:00.0
 VM1=3c1f0d20-0000-4000-8000-000000000001
+VM2=3c1f0d20-0000-4000-8000-000000000002
 UUID=3c1f0d20-0000-4000-8000-0000000000a1
 
 cleanup() {
@@ -168,6 +172,95 @@ check_vgpu() {
 	promtool check metrics <"$PROM" && gpuctl vgpu del "$UUID" >/dev/null
 }
 
+# mtty_caps: the capabilities 6.12's mtty registers, as gpuctl_migration_info
+# lists them, or "" for a kernel whose mtty has no migration (6.1)
+mtty_caps() {
+	local src
+
+	src=$GPUCTL_ROOT/build/mdev-src/$(uname -r | cut -d. -f1-2)/mtty.c
+	[ -f "$src" ] || { echo "no $src" >&2; return 1; }
+	if grep -q 'vdev->mig_ops = &mtty_migration_ops' "$src"; then
+		echo "stop-copy,p2p,pre-copy,dirty-tracking"
+	else
+		echo ""
+	fi
+}
+
+# An allocation of a GPU on vfio-pci (no VFIO migration) and one of an
+# mtty instance (stop-copy on 6.12): the info series of each device, the
+# allocations' 0 or 1, and alloc show and doctor saying the same
+check_migration() {
+	local caps live a_gpu a_tty key labels n
+
+	caps=$(mtty_caps) || return 1
+	live=false
+	[ -n "$caps" ] && live=true
+	echo "# mtty registers: \"$caps\""
+	gpuctl vgpu add mtty type mtty-1 uuid "$UUID" >/dev/null || return 1
+	nl_alloc_new owner "$VM1" name gpu-vm device "$GPU" || return 1
+	a_gpu=$ALLOC
+	# gpuctl-nl has no mdev attribute: YNL makes the vGPU's allocation
+	ynl --do alloc-new --json "{\"owner\": \"$VM2\", \"name\": \"tty-vm\",
+		\"mdev\": [\"$UUID\"]}" >"$TMP/a_tty.json" &&
+		a_tty=$(jq -e '.id' "$TMP/a_tty.json") || return 1
+	ALLOCS+=("$a_tty")
+	gpuctl metrics "$PROM" || return 1
+	grep -E '^gpuctl_(migration_info|allocation_live_migratable)' "$PROM"
+	promtool check metrics <"$PROM" || return 1
+
+	# the capabilities as YNL reads them, the key as dev show gives it
+	ynl --do mdev-get --json "{\"uuid\": \"$UUID\"}" >"$TMP/ynl.json" &&
+		n=$(jq -r '.migration // [] | sort | join(",")' "$TMP/ynl.json") ||
+		return 1
+	[ "$(tr , '\n' <<<"$caps" | sort | paste -sd,)" = "$n" ] ||
+		{ echo "YNL: $n, want $caps"; return 1; }
+	key=$(gpuctl -j dev show "$GPU" | jq -er '.devices[0].migration_compat') ||
+		return 1
+	labels="kind=\"pci\",device=\"$GPU\",capabilities=\"\",live_migratable=\"false\",compat=\"$key\""
+	[ "$(metric "gpuctl_migration_info{$labels}")" = 1 ] || return 1
+	key=$(gpuctl -j vgpu show "$UUID" | jq -er '.vgpus[0].migration_compat') ||
+		return 1
+	labels="kind=\"mdev\",device=\"$UUID\",capabilities=\"$caps\",live_migratable=\"$live\",compat=\"$key\""
+	[ "$(metric "gpuctl_migration_info{$labels}")" = 1 ] || return 1
+	# one series for each device and instance YNL gives a "migration"
+	ynl --dump dev-get >"$TMP/ynl.json" &&
+	n=$(jq 'map(select(has("migration"))) | length' "$TMP/ynl.json") &&
+	[ "$(grep -c '^gpuctl_migration_info{kind="pci"' "$PROM")" = "$n" ] &&
+	ynl --dump mdev-get >"$TMP/ynl.json" &&
+	n=$(jq 'map(select(has("migration"))) | length' "$TMP/ynl.json") &&
+	[ "$n" -ge 1 ] &&
+	[ "$(grep -c '^gpuctl_migration_info{kind="mdev"' "$PROM")" = "$n" ] || return 1
+	[ "$(metric "gpuctl_allocation_live_migratable{id=\"$a_gpu\",name=\"gpu-vm\"}")" = 0 ] &&
+	[ "$(metric "gpuctl_allocation_live_migratable{id=\"$a_tty\",name=\"tty-vm\"}")" = \
+	  "$([ "$live" = true ] && echo 1 || echo 0)" ] || return 1
+
+	# alloc show: JSON and text
+	gpuctl -j alloc show "$a_gpu" >"$TMP/a.json" || return 1
+	json_check --arg g "$GPU" '.allocations[0] | .live_migratable == false and
+		.migration_blockers == [$g]' "$TMP/a.json" || return 1
+	gpuctl alloc show "$a_gpu" | grep -qx "  live-migration: no, cannot migrate: $GPU" ||
+		return 1
+	gpuctl -j alloc show "$a_tty" >"$TMP/a.json" || return 1
+	json_check --argjson l "$live" '.allocations[0].live_migratable == $l' \
+		"$TMP/a.json" || return 1
+	if [ "$live" = true ]; then
+		gpuctl alloc show "$a_tty" | grep -qx "  live-migration: yes" || return 1
+	else
+		gpuctl alloc show "$a_tty" |
+			grep -qx "  live-migration: no, cannot migrate: $UUID" || return 1
+	fi
+
+	# doctor names the allocation that cannot, and passes
+	gpuctl -j doctor >"$TMP/doctor.json"
+	json_check --arg e "alloc $a_gpu: cannot live-migrate: $GPU" \
+		'.checks[] | select(.id == "live-migration") | .status == "pass" and
+		 (.summary | test("cannot live-migrate")) and (.evidence | index($e))' \
+		"$TMP/doctor.json" || return 1
+
+	nl_alloc_del "$a_tty" && nl_alloc_del "$a_gpu" &&
+		gpuctl vgpu del "$UUID" >/dev/null
+}
+
 # The file is replaced, not rewritten in place; nothing else stays; and
 # an error names the path and leaves nothing
 check_file() {
@@ -233,11 +326,13 @@ check_monitor() {
 }
 
 ktap_header
-ktap_plan 7
+ktap_plan 8
 ktap_run_stage "module, mtty, promtool and node exporter" check_setup
 ktap_run_stage "devices by role and state, as the module counts them" check_devices
 ktap_run_stage "allocations, a tenant limit and a VFIO open" check_ledger
 ktap_run_stage "mdev type capacity and instances" check_vgpu
+ktap_run_stage "live migration: each device's capabilities and key, each allocation's" \
+	check_migration
 ktap_run_stage "replaced in one rename, no timestamps, errors name the path" check_file
 ktap_run_stage "node exporter's textfile collector scrapes it without error" \
 	check_node_exporter
