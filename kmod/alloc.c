@@ -116,6 +116,15 @@ static bool gpuctl_alloc_node_ok(const struct gpuctl_alloc_req *req,
 
 	if (req->numa_node == NUMA_NO_NODE)
 		return pass == GPUCTL_PLACE_ON_NODE;
+#ifdef GPUCTL_TEST_MUTANT_NUMA
+	/*
+	 * Test-only mutant, off unless built with -DGPUCTL_TEST_MUTANT_NUMA
+	 * (scripts/teeth.sh): the first pass takes the GPUs off the node
+	 * asked for, so that a selftest run shows which cases notice.
+	 */
+	if (pass == GPUCTL_PLACE_ON_NODE)
+		return node != req->numa_node;
+#endif
 	if (pass == GPUCTL_PLACE_ON_NODE)
 		return node == req->numa_node;
 

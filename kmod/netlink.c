@@ -130,9 +130,16 @@ static int gpuctl_nl_dev_fill(struct sk_buff *msg, const struct gpuctl_dev *dev,
 	if (dev->driver[0] &&
 	    nla_put_string(msg, GPUCTL_A_DEV_DRIVER, dev->driver))
 		return -EMSGSIZE;
+#ifndef GPUCTL_TEST_MUTANT_DEV_ATTR
+	/*
+	 * Left out only by a test-only mutant, built with
+	 * -DGPUCTL_TEST_MUTANT_DEV_ATTR (scripts/teeth.sh), so that a
+	 * selftest run shows which cases notice.
+	 */
 	if (dev->group &&
 	    nla_put_u32(msg, GPUCTL_A_DEV_IOMMU_GROUP, dev->group->id))
 		return -EMSGSIZE;
+#endif
 
 	if (nla_put_s32(msg, GPUCTL_A_DEV_NUMA_NODE, dev_to_node(&pdev->dev)) ||
 	    nla_put_string(msg, GPUCTL_A_DEV_PCI_ROOT, root) ||

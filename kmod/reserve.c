@@ -861,6 +861,15 @@ static bool gpuctl_reserve_next_pending(unsigned long *key,
 		dev->res.pending = false;
 		if (!dev->res.rule && !dev->res.target[0])
 			continue;
+#ifdef GPUCTL_TEST_MUTANT_COMPANION
+		/*
+		 * Test-only mutant, off unless built with
+		 * -DGPUCTL_TEST_MUTANT_COMPANION (scripts/teeth.sh): a rule's
+		 * companion is left on its host driver.
+		 */
+		if (dev->role == GPUCTL_DEV_ROLE_COMPANION && dev->res.rule)
+			continue;
+#endif
 
 		memset(e, 0, sizeof(*e));
 		dev->res.enforcing = true;
