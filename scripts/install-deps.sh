@@ -20,7 +20,7 @@
 # make check-debug also builds a kernel from linux-source-6.12: the "debug"
 # set adds what that build needs, which make check does not.
 #
-# Usage: scripts/install-deps.sh [build|test|debug|all]   (default: all)
+# Usage: scripts/install-deps.sh [build|test|bench|debug|all]   (default: all)
 # Prints the apt-get command instead of running it when not root.
 
 set -eu
@@ -37,15 +37,18 @@ test_pkgs="linux-image-amd64 linux-image-6.12-amd64 qemu-system-x86
 	bash-completion initramfs-tools-core klibc-utils udev zstd shellcheck
 	prometheus prometheus-node-exporter
 	libvirt0 libxml2-utils libxslt1.1 libsodium23 valgrind"
+# make bench's baseline for reading vGPUs: mdevctl list.
+bench_pkgs="mdevctl"
 lint_pkgs="sparse"
 kernel_pkgs="bc bison flex libelf-dev libssl-dev cpio kmod"
 
 case "$what" in
 build) pkgs="$build_pkgs" ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
+bench) pkgs="$build_pkgs $test_pkgs $bench_pkgs" ;;
 debug) pkgs="$build_pkgs $test_pkgs $kernel_pkgs" ;;
-all) pkgs="$build_pkgs $test_pkgs $lint_pkgs $kernel_pkgs" ;;
-*) echo "usage: $0 [build|test|debug|all]" >&2; exit 1 ;;
+all) pkgs="$build_pkgs $test_pkgs $bench_pkgs $lint_pkgs $kernel_pkgs" ;;
+*) echo "usage: $0 [build|test|bench|debug|all]" >&2; exit 1 ;;
 esac
 
 # Skip apt entirely when everything is present: a developer's re-run of

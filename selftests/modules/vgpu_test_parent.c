@@ -14,8 +14,8 @@
  * vmware-svga, which no Linux driver takes.
  *
  * Like a time-sliced GPU, a card holds instances of one type at a time,
- * from one 16 GiB framebuffer: 8 of "GRID T4-2B" (2 GiB each) or 1 of
- * "GRID T4-16Q". An instance is bound by this driver and is not a VFIO
+ * from one 16 GiB framebuffer (fb_mb): 8 of "GRID T4-2B" (2 GiB each) or
+ * 1 of "GRID T4-16Q". An instance is bound by this driver and is not a VFIO
  * device (no VM can open it): the tests need the parent, the types and
  * the capacity, not a guest.
  */
@@ -27,7 +27,13 @@
 #include <linux/slab.h>
 #include <linux/vfio.h>
 
-#define VTP_FB_MB	16384
+/*
+ * A T4's 16 GiB by default. The scale benchmark (selftests/bench/scale.sh)
+ * gives one card room for a thousand "GRID T4-2B" instances.
+ */
+static unsigned int card_fb_mb = 16384;
+module_param_named(fb_mb, card_fb_mb, uint, 0444);
+MODULE_PARM_DESC(fb_mb, "the card's framebuffer in MB (default 16384)");
 
 struct vtp_type {
 	struct mdev_type type;
@@ -70,7 +76,7 @@ static int vtp_mdev_probe(struct mdev_device *mdev)
 
 	mutex_lock(&card->lock);
 	if ((card->current_type && card->current_type != t) ||
-	    card->used_mb + t->fb_mb > VTP_FB_MB) {
+	    card->used_mb + t->fb_mb > card_fb_mb) {
 		ret = -ENOSPC;
 	} else {
 		card->used_mb += t->fb_mb;
@@ -101,7 +107,7 @@ static unsigned int vtp_get_available(struct mdev_type *mtype)
 
 	mutex_lock(&card->lock);
 	n = card->current_type && card->current_type != t ? 0 :
-		(VTP_FB_MB - card->used_mb) / t->fb_mb;
+		(card_fb_mb - card->used_mb) / t->fb_mb;
 	mutex_unlock(&card->lock);
 	return n;
 }
@@ -112,7 +118,8 @@ static ssize_t vtp_show_description(struct mdev_type *mtype, char *buf)
 
 	return sysfs_emit(buf,
 			  "num_heads=%u, frame_rate_limiter=0, framebuffer=%uM, max_resolution=%s, max_instance=%u\n",
-			  t->heads, t->fb_mb, t->resolution, VTP_FB_MB / t->fb_mb);
+			  t->heads, t->fb_mb, t->resolution,
+			  card_fb_mb / t->fb_mb);
 }
 
 static struct mdev_driver vtp_mdev_driver = {
