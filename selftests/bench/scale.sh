@@ -168,18 +168,19 @@ slab_kb() {
 }
 
 # load_slab [ARGS]: the unreclaimable slab kB that loading gpuctl with
-# insmod ARGS takes now, the median of three loads
+# insmod ARGS takes now: "MEDIAN LEAST MOST" of five loads, the spread
+# being this measurement's noise
 load_slab() {
 	local i s0 s1
 
-	for ((i = 0; i < 3; i++)); do
+	for ((i = 0; i < 5; i++)); do
 		gpuctl_unload >/dev/null 2>&1
 		s0=$(slab_kb)
 		gpuctl_load "$@" >/dev/null 2>&1 || die "cannot load $GPUCTL_KO"
 		sleep 1
 		s1=$(slab_kb)
 		echo $((s1 - s0))
-	done | sort -n | sed -n 2p
+	done | sort -n | awk '{ v[NR] = $1 } END { print v[3], v[1], v[5] }'
 }
 
 # instr CMD: the instructions CMD runs in user space (valgrind's
@@ -202,7 +203,7 @@ command -v mdevctl >/dev/null || die "no mdevctl (scripts/install-deps.sh bench)
 modprobe -a vfio_iommu_type1 mdev || die "no mdev"
 gpuctl_load >/dev/null || die "cannot load $GPUCTL_KO"
 # with nothing of ours yet: what a load of gpuctl takes with no instance
-slab_none=$(load_slab)
+read -r slab_none slab_none_lo slab_none_hi < <(load_slab)
 insmod "$SAMPLES/vgpu_test_parent.ko" fb_mb=$((2048 * 1024)) ||
 	die "cannot load vgpu_test_parent"
 echo nvidia >"/sys/bus/pci/devices/$CARD/driver_override" ||
@@ -241,7 +242,7 @@ done
 	die "gpuctl lists $(gpuctl -j vgpu show | jq '.vgpus | length') instances, not $n"
 kill "$MONITOR_PID" 2>/dev/null
 MONITOR_PID=
-slab_big=$(load_slab)
+read -r slab_big slab_big_lo slab_big_hi < <(load_slab)
 
 echo "reads (ms, fastest / median of $CALLS calls):"
 printf '  %-26s' "instances"
@@ -301,11 +302,14 @@ goal "event latency at $BIG <= 2 x at $SMALL (ms)" "${lat[$BIG]}" \
 	"$(awk -v a="${lat[$SMALL]}" 'BEGIN { print 2 * a }')"
 per_slab=$(awk -v a="$slab_big" -v b="$slab_none" -v n="$BIG" \
 	'BEGIN { printf "%.0f", (a - b) * 1024 / n }')
-echo "slab of a gpuctl load: $slab_none kB with no instance, $slab_big kB with $BIG"
+echo "slab of a gpuctl load (median of 5, least-most): $slab_none kB" \
+	"($slab_none_lo-$slab_none_hi) with no instance, $slab_big kB" \
+	"($slab_big_lo-$slab_big_hi) with $BIG"
 goal "slab per tracked instance <= 1024 (bytes)" "$per_slab" 1024
 
 # SR-IOV: 64 VFs, each tracked and on vfio-pci through an ids rule, the
-# module's parameter so that it holds across load_slab's reloads
+# module's parameter so that it holds across load_slab's reloads; the
+# slab per VF is that of a load with the rule less one without
 echo "sr-iov ($PF, up to $NVFS VFs):"
 gpuctl_unload >/dev/null || die "cannot unload gpuctl"
 gpuctl_load reserve=1b36:0010 >/dev/null ||
@@ -327,9 +331,10 @@ for nvf in 0 8 "$NVFS"; do
 		[ "$nvf" = 8 ] || vir[$nvf,$cmd]=$(instr "$cmd")
 	done
 done
-slab_vfs=$(load_slab reserve=1b36:0010)
+# the same VFs, tracked through the rule or, without it, not at all
+read -r slab_vfs slab_vfs_lo slab_vfs_hi < <(load_slab reserve=1b36:0010)
+read -r slab_novf slab_novf_lo slab_novf_hi < <(load_slab)
 echo 0 >"/sys/bus/pci/devices/$PF/sriov_numvfs"
-slab_novf=$(load_slab reserve=1b36:0010)
 for cmd in "gpuctl -j dev show" "gpuctl export nova" "gpuctl metrics" \
 	   "lspci -D -nn -vmm -k"; do
 	printf '  %-26s %8s ms at 0, %8s at 8, %8s at %d; per VF %s us at 8, %s at %d\n' \
@@ -344,7 +349,9 @@ for cmd in "gpuctl -j dev show" "gpuctl export nova" "gpuctl metrics" \
 		"$(awk -v a="${vir[$NVFS,$cmd]}" -v b="${vir[0,$cmd]}" -v n="$NVFS" \
 			'BEGIN { printf "%.0f", (a - b) / n }')"
 done
-echo "slab of a gpuctl load with $BIG instances: $slab_novf kB, with $NVFS VFs too: $slab_vfs kB"
+echo "slab of a gpuctl load with $BIG instances and $NVFS VFs (median of 5," \
+	"least-most): $slab_novf kB ($slab_novf_lo-$slab_novf_hi) with no rule," \
+	"$slab_vfs kB ($slab_vfs_lo-$slab_vfs_hi) with the VFs tracked"
 echo "slab per tracked VF: $(awk -v a="$slab_vfs" -v b="$slab_novf" -v n="$NVFS" \
 	'BEGIN { printf "%.0f", (a - b) * 1024 / n }') bytes"
 gpuctl_unload
