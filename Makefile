@@ -8,7 +8,8 @@
 #   make check           the whole QEMU suite on every test kernel
 #   make check-debug     the suite on a KASAN/lockdep/kmemleak kernel
 #   make demo            a simulated GPU host in QEMU with a gpuctl tour
-#   make bench           speed ratios against a sysfs walk, from one VM run
+#   make bench           speed and scale ratios against sysfs walks (2 VMs)
+#   make teeth           which cases notice a broken module, case by case
 #   make install         module, tool and boot files (DESTDIR= to stage)
 #   make install-cloudstack  gpudiscovery.sh for CloudStack's KVM agent
 #   make deb             Debian packages into build/deb/, checked by lintian
@@ -27,7 +28,7 @@ KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
 export GPUCTL_VERSION
 
 .PHONY: all module tools selftests modules-all clean regen regen-check \
-	ksrc deps check check-debug demo bench style install install-packaging \
+	ksrc deps check check-debug demo bench teeth style install install-packaging \
 	install-cloudstack deb check-packages
 
 all: module tools
@@ -91,6 +92,11 @@ demo:
 
 bench:
 	scripts/bench.sh
+
+# How many cases notice a broken module, case by case; about an hour and a
+# quarter, not part of make check. See scripts/teeth.sh.
+teeth:
+	scripts/teeth.sh
 
 style: ksrc
 	scripts/style.sh $(KSRC)
