@@ -165,6 +165,13 @@ check_complete_setup() {
 check_complete_reserve() {
 	local rc=0
 
+	# the live ids and matches are the setup's two rules: without them
+	# "help" alone would complete, and pass
+	if ! grep -qx "abcd:1234" <<<"$RULE_MATCHES" ||
+	   [ "$(wc -w <<<"$RULE_IDS")" -lt 2 ]; then
+		echo "no rules to complete: ids '$RULE_IDS'"
+		return 1
+	fi
 	completes "add del show help" reserve "" || rc=1
 	completes "add" reserve a || rc=1
 	completes "driver force take" reserve add "$FREE" "" || rc=1
