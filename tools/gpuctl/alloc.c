@@ -217,8 +217,9 @@ static void alloc_holders_print(const struct alloc_info *al)
 }
 
 /*
- * Whether the VM could live-migrate with all it is given: "migration yes",
- * or "migration no (ADDR, UUID)" naming what cannot move its state
+ * Whether the VM could live-migrate with all it is given:
+ * "live-migration: yes", or "live-migration: no, cannot migrate: ADDR UUID"
+ * naming what cannot move its state
  */
 static void alloc_migration_print(const struct alloc_info *al)
 {
@@ -713,13 +714,14 @@ static void alloc_facts_read(struct gpuctl *g, struct nl_list *list)
 {
 	struct nl_list devs, vgpus;
 	struct holders f = {};
+	bool root = !geteuid();
 	struct nl_ctx *nl;
 	size_t i;
 
 	if (gpuctl_nl(g, &nl) || dev_dump(nl, &devs))
 		return;
 	if (!vgpu_dump(nl, &vgpus)) {
-		if (!geteuid()) {
+		if (root) {
 			/* one read of /proc for both */
 			holders_fill(&devs, list, &f);
 			holders_fill_vgpus(&vgpus, list, &f);
@@ -728,7 +730,7 @@ static void alloc_facts_read(struct gpuctl *g, struct nl_list *list)
 		for (i = 0; i < list->n; i++) {
 			struct alloc_info *al = (struct alloc_info *)list->v + i;
 
-			if (!geteuid())
+			if (root)
 				alloc_holders_of(al, &devs, &vgpus);
 			alloc_migration_read(al, &devs, &vgpus);
 		}

@@ -202,6 +202,24 @@ int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d)
 }
 
 /**
+ * dev_find() - a device of a dump, by address
+ * @devs: the dump (struct dev_info)
+ * @addr: its PCI address, in full
+ *
+ * Return: the device, or NULL when the dump does not have it.
+ */
+const struct dev_info *dev_find(const struct nl_list *devs, const char *addr)
+{
+	const struct dev_info *d = devs->v;
+	size_t i;
+
+	for (i = 0; i < devs->n; i++)
+		if (!strcmp(d[i].address, addr))
+			return &d[i];
+	return NULL;
+}
+
+/**
  * dev_is_vf_of() - whether a device is a VF of a PF
  * @d: the device
  * @pf: the PF's address

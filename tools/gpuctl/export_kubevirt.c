@@ -219,13 +219,9 @@ static int kv_pci_models(const struct view *s, struct kv_list *l)
 
 static const struct dev_info *kv_gpu(const struct view *s, const char *addr)
 {
-	const struct dev_info *d = s->devs.v;
-	size_t i;
+	const struct dev_info *d = dev_find(&s->devs, addr);
 
-	for (i = 0; i < s->devs.n; i++)
-		if (!strcmp(d[i].address, addr))
-			return d[i].role == GPUCTL_DEV_ROLE_GPU ? &d[i] : NULL;
-	return NULL;
+	return d && d->role == GPUCTL_DEV_ROLE_GPU ? d : NULL;
 }
 
 static int kv_mdev_types(const struct view *s, struct kv_list *l)

@@ -102,18 +102,15 @@ static int lv_add_pci(struct lv_list *l, const char *addr)
 static int lv_add_mdev(struct lv_list *l, const struct view *s,
 		       const char *uuid)
 {
-	const struct vgpu_info *v = s->vgpus.v;
+	const struct vgpu_info *v = vgpu_find(&s->vgpus, uuid);
 	const struct mdev_type_info *t;
 	struct lv_hostdev h = { .mdev = true };
 	size_t i;
 
-	for (i = 0; i < s->vgpus.n && strcmp(v[i].uuid, uuid); i++)
-		;
-	if (i == s->vgpus.n) {
+	if (!v) {
 		fprintf(stderr, "gpuctl: export libvirt: no mdev %s\n", uuid);
 		return -ENOENT;
 	}
-	v += i;
 	t = view_type(s, v->parent, v->type);
 	if (!t) {
 		fprintf(stderr,
@@ -212,13 +209,11 @@ static bool lv_is_companion(const struct dev_info *gpu,
 static int lv_add_dev(struct lv_list *l, const struct view *s,
 		      const char *addr)
 {
-	const struct dev_info *d = s->devs.v, *dev = NULL;
+	const struct dev_info *d = s->devs.v;
+	const struct dev_info *dev = dev_find(&s->devs, addr);
 	size_t i;
 	int ret;
 
-	for (i = 0; i < s->devs.n && !dev; i++)
-		if (!strcmp(d[i].address, addr))
-			dev = &d[i];
 	if (!dev) {
 		fprintf(stderr,
 			"gpuctl: export libvirt: %s is not a device gpuctl tracks\n",

@@ -162,6 +162,7 @@ struct dev_info {
 
 int dev_info_parse(const struct nlmsghdr *nlh, struct dev_info *d);
 void dev_vgpu_type_read(struct dev_info *d);
+const struct dev_info *dev_find(const struct nl_list *devs, const char *addr);
 bool dev_is_vf_of(const struct dev_info *d, const char *pf);
 void dev_info_print(const struct dev_info *d, const int *widths);
 int dev_get(struct nl_ctx *nl, const char *addr, struct dev_info *d);
@@ -301,6 +302,8 @@ struct vgpu_info {
 int vgpu_info_parse(const struct nlmsghdr *nlh, struct vgpu_info *v);
 void vgpu_info_print(const struct vgpu_info *v);
 int vgpu_dump(struct nl_ctx *nl, struct nl_list *list);
+const struct vgpu_info *vgpu_find(const struct nl_list *vgpus,
+				  const char *uuid);
 
 /* A tenant limit as the kernel describes it */
 struct limit_info {

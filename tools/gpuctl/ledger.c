@@ -22,18 +22,6 @@
 /* What an allocation's line holds at most, with every label quoted */
 #define LEDGER_BUFSZ LEDGER_LINE_MAX
 
-static const struct dev_info *dev_find(const struct nl_list *devs,
-				       const char *addr)
-{
-	const struct dev_info *v = devs->v;
-	size_t i;
-
-	for (i = 0; i < devs->n; i++)
-		if (!strcmp(v[i].address, addr))
-			return &v[i];
-	return NULL;
-}
-
 /*
  * The request that makes @al again: its GPUs by address (the kernel
  * adds their companions), its labels, options and id. A lost allocation

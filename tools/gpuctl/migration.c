@@ -229,26 +229,16 @@ static int alloc_blocker_add(struct alloc_info *al, const char *dev)
 
 static bool dev_live(const struct nl_list *devs, const char *addr)
 {
-	const struct dev_info *d = devs->v;
-	size_t i;
+	const struct dev_info *d = dev_find(devs, addr);
 
-	for (i = 0; i < devs->n; i++)
-		if (!strcmp(d[i].address, addr))
-			return migration_live(d[i].has_migration,
-					      d[i].migration);
-	return false;
+	return d && migration_live(d->has_migration, d->migration);
 }
 
 static bool vgpu_live(const struct nl_list *vgpus, const char *uuid)
 {
-	const struct vgpu_info *v = vgpus->v;
-	size_t i;
+	const struct vgpu_info *v = vgpu_find(vgpus, uuid);
 
-	for (i = 0; i < vgpus->n; i++)
-		if (!strcmp(v[i].uuid, uuid))
-			return migration_live(v[i].has_migration,
-					      v[i].migration);
-	return false;
+	return v && migration_live(v->has_migration, v->migration);
 }
 
 /**

@@ -121,6 +121,25 @@ int vgpu_dump(struct nl_ctx *nl, struct nl_list *list)
 			  list);
 }
 
+/**
+ * vgpu_find() - an mdev instance of a dump, by UUID
+ * @vgpus: the dump (struct vgpu_info)
+ * @uuid: its UUID, lower case
+ *
+ * Return: the instance, or NULL when the dump does not have it.
+ */
+const struct vgpu_info *vgpu_find(const struct nl_list *vgpus,
+				  const char *uuid)
+{
+	const struct vgpu_info *v = vgpus->v;
+	size_t i;
+
+	for (i = 0; i < vgpus->n; i++)
+		if (!strcmp(v[i].uuid, uuid))
+			return &v[i];
+	return NULL;
+}
+
 /*
  * "migration" and "migration_compat" in JSON; " migratable" in text when
  * its VFIO device can move its state (stop-copy)
