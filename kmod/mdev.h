@@ -23,10 +23,10 @@ struct gpuctl_alloc;
 
 /**
  * struct gpuctl_mdev - one instance on the mdev bus
- * @node: entry in the instance list, in @id order
  * @dev: the instance's device; dereferenced only under gpuctl_lock while
- *	the instance is on the list (see mdev.c, mdev-watch.c)
- * @id: when gpuctl saw it appear, counting from 1; the dump order and key
+ *	the instance is listed (see mdev.c, mdev-watch.c)
+ * @id: when gpuctl saw it appear, counting from 1; its index in mdev.c's
+ *	xarray, the dump order and key
  * @uuid: its UUID
  * @type: its type's id, the directory name under mdev_supported_types
  * @type_name: its type's name, the type id when the driver gives none
@@ -43,7 +43,6 @@ struct gpuctl_alloc;
  * parent's driver, which may unload once the instance is gone.
  */
 struct gpuctl_mdev {
-	struct list_head node;
 	struct device *dev;
 	unsigned long id;
 	guid_t uuid;
