@@ -125,20 +125,36 @@ TEST_F(inv, group_get_matches_sysfs)
 	}
 }
 
-/* Each device's iommu-group attribute names a group the group dump has. */
+/*
+ * Each device that sysfs puts in an IOMMU group carries the iommu-group
+ * attribute, and the group dump lists the device under that group. A
+ * device whose reply lost the attribute must fail here, not be skipped.
+ */
 TEST_F(inv, dev_groups_agree)
 {
 	struct nlc_group *groups;
 	struct nlc_dev *devs;
-	int i, j, k, n, ng;
+	int i, j, k, n, ng, grouped = 0;
 
 	ASSERT_EQ(0, nlc_dev_dump(&self->c, &devs, &n, NULL));
 	ASSERT_EQ(0, nlc_group_dump(&self->c, &groups, &ng, NULL));
 	for (i = 0; i < n; i++) {
+		struct nlc_dev want;
 		bool found = false;
 
+		if (model_read_dev(devs[i].address, &want))
+			continue;	/* removed since the dump */
+		if (!NLC_HAS(&want, GPUCTL_A_DEV_IOMMU_GROUP))
+			continue;
+		grouped++;
+		EXPECT_TRUE(NLC_HAS(&devs[i], GPUCTL_A_DEV_IOMMU_GROUP))
+			TH_LOG("%s: in group %u in sysfs, no iommu-group in the reply",
+			       devs[i].address, want.iommu_group);
 		if (!NLC_HAS(&devs[i], GPUCTL_A_DEV_IOMMU_GROUP))
 			continue;
+		EXPECT_EQ(want.iommu_group, devs[i].iommu_group)
+			TH_LOG("%s: group %u in sysfs", devs[i].address,
+			       want.iommu_group);
 		for (j = 0; j < ng; j++) {
 			if (groups[j].id != devs[i].iommu_group)
 				continue;
@@ -149,6 +165,8 @@ TEST_F(inv, dev_groups_agree)
 		EXPECT_TRUE(found) TH_LOG("%s: not a member of group %u",
 					  devs[i].address, devs[i].iommu_group);
 	}
+	if (tl_have_iommu())
+		EXPECT_NE(0, grouped) TH_LOG("no tracked device is in a group");
 	free(devs);
 	free(groups);
 }
