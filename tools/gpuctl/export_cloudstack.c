@@ -125,15 +125,12 @@ static void cs_profile_numbers(const struct mdev_type_info *t)
 static bool cs_on_gpu(const struct view *s, const char *parent,
 		      const char *gpu)
 {
-	const struct dev_info *d = s->devs.v;
-	size_t i;
+	const struct dev_info *d;
 
 	if (!strcmp(parent, gpu))
 		return true;
-	for (i = 0; i < s->devs.n; i++)
-		if (!strcmp(d[i].address, parent) && dev_is_vf_of(&d[i], gpu))
-			return true;
-	return false;
+	d = dev_find(&s->devs, parent);
+	return d && dev_is_vf_of(d, gpu);
 }
 
 static size_t cs_vgpu_count(const struct view *s, const char *gpu)
